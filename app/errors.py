@@ -1,0 +1,41 @@
+"""The closed set of errors a client can see (CONTRACT.md, Errors).
+
+Raised anywhere below the API layer; the API maps `code` to `extensions.code`. Any other
+exception is masked before it reaches a client.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class RecallError(Exception):
+    code: ClassVar[str] = "INTERNAL_SERVER_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Unauthenticated(RecallError):
+    code = "UNAUTHENTICATED"
+
+
+class Forbidden(RecallError):
+    code = "FORBIDDEN"
+
+
+class BadUserInput(RecallError):
+    code = "BAD_USER_INPUT"
+
+
+class InvalidCursor(RecallError):
+    code = "INVALID_CURSOR"
+
+
+class SearchUnavailable(RecallError):
+    code = "SEARCH_UNAVAILABLE"
+
+
+class UsageError(Exception):
+    """A bad CLI argument or input file: one clear line on stderr, exit non-zero, no change."""

@@ -1,0 +1,32 @@
+"""Settings, read once from the environment into one frozen object."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything Recall reads from its environment. Nothing else reads `os.environ`."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", env_prefix="")
+
+    # No DATABASE_URL means: start (or join) the embedded PostgreSQL under `recall_data_dir`.
+    database_url: str | None = Field(default=None, alias="DATABASE_URL")
+    recall_data_dir: Path = Field(default=Path(".recall"), alias="RECALL_DATA_DIR")
+    # Optional: without it audit digests are empty (DESIGN.md, Audit).
+    master_key: SecretStr | None = Field(default=None, alias="RECALL_MASTER_KEY")
+    host: str = Field(default="127.0.0.1", alias="RECALL_HOST")
+    port: int = Field(default=8000, alias="RECALL_PORT", ge=1, le=65535)
+    pool_min_size: int = Field(default=1, alias="RECALL_POOL_MIN", ge=0)
+    pool_max_size: int = Field(default=10, alias="RECALL_POOL_MAX", ge=1)
+    # Largest accepted HTTP request body; bigger requests get 413 before parsing.
+    max_request_bytes: int = Field(default=256 * 1024, alias="RECALL_MAX_REQUEST_BYTES", ge=1024)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
