@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from app.data.session import Session
+
 from app.errors import UsageError
 
 _PREFIX = {"member": "rcm_", "agent": "rca_", "turn": "rct_"}
@@ -70,7 +72,7 @@ async def store_token(
     return token
 
 
-async def authenticate(conn: asyncpg.Connection, token: str) -> Principal | None:
+async def authenticate(conn: asyncpg.Connection | Session, token: str) -> Principal | None:
     """The principal behind a token, or None for an unknown or revoked one."""
     if not token or len(token) > 200:
         return None

@@ -1,0 +1,1 @@
+"""The GraphQL API: strawberry types, resolvers and per-request loaders."""

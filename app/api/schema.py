@@ -1,0 +1,55 @@
+"""The schema: root types assembled from each API area, plus limits and the ID scalar."""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.tools import merge_types
+
+from app.api.context import Info
+import app.api.ids  # noqa: F401  (installs the strict ID parsing)
+from app.api.nodes import resolve_nodes
+from app.api.types import Agent, Member, Message, Node, Scope, Workspace
+from app.api.viewer import Viewer
+
+
+@strawberry.type
+class CoreQuery:
+    @strawberry.field(description="Any object by its global id; null if the viewer may not read it.")
+    async def node(self, info: Info, id: strawberry.ID) -> Node | None:
+        return (await resolve_nodes(info, [id]))[0]
+
+    @strawberry.field(description="Objects by global id, in order; null where not readable.")
+    async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
+        if len(ids) > 500:
+            from app.errors import BadUserInput
+
+            raise BadUserInput("nodes takes at most 500 ids")
+        return await resolve_nodes(info, ids)
+
+    @strawberry.field
+    def viewer(self) -> Viewer:
+        return Viewer()
+
+
+# Each API area contributes its root fields here.
+QUERY_PARTS: tuple[type, ...] = (CoreQuery,)
+MUTATION_PARTS: tuple[type, ...] = ()
+
+Query = merge_types("Query", QUERY_PARTS)
+Mutation = merge_types("Mutation", MUTATION_PARTS) if MUTATION_PARTS else None
+
+schema = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    types=[Workspace, Scope, Member, Agent, Message],
+    extensions=[
+        QueryDepthLimiter(max_depth=12),
+        MaxTokensLimiter(max_token_count=4000),
+        MaxAliasesLimiter(max_alias_count=50),
+    ],
+)
+
+
+def schema_sdl() -> str:
+    return schema.as_str() + "\n"

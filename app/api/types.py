@@ -1,0 +1,141 @@
+"""The object types of CONTRACT.md. Plain attributes are hydrated; relations use loaders."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import strawberry
+
+from app.api.context import Info
+from app.api.ids import encode_id
+from app.data import directory
+from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+
+
+@strawberry.interface(description="An object with a global id.")
+class Node:
+    id: strawberry.ID
+
+
+@strawberry.type
+class Member(Node):
+    key: str
+    name: str
+
+    @classmethod
+    def of(cls, row: ActorRow) -> Member:
+        return cls(id=encode_id("Member", row.id), key=row.key, name=row.name)
+
+
+@strawberry.type
+class Agent(Node):
+    key: str
+    name: str
+    owner_id: strawberry.Private[int]
+
+    @strawberry.field
+    async def owner(self, info: Info) -> Member:
+        row = await info.context.loaders.actor_by_id.load(self.owner_id)
+        assert row is not None  # foreign key: every agent has an owner
+        return Member.of(row)
+
+    @classmethod
+    def of(cls, row: ActorRow) -> Agent:
+        assert row.owner_id is not None
+        return cls(id=encode_id("Agent", row.id), key=row.key, name=row.name, owner_id=row.owner_id)
+
+
+Author = Annotated[Member | Agent, strawberry.union("Author")]
+
+
+def author_of(row: ActorRow) -> Member | Agent:
+    return Agent.of(row) if row.kind == "agent" else Member.of(row)
+
+
+@strawberry.type
+class Scope(Node):
+    key: str
+    kind: str
+    visibility: str | None
+    name: str | None
+    parent_id: strawberry.Private[int | None]
+
+    @strawberry.field
+    async def parent(self, info: Info) -> Scope | None:
+        if self.parent_id is None:
+            return None
+        row = await info.context.loaders.scope_by_id.load(self.parent_id)
+        return Scope.of(row) if row else None
+
+    @classmethod
+    def of(cls, row: ScopeRow) -> Scope:
+        return cls(
+            id=encode_id("Scope", row.id),
+            key=row.key,
+            kind=row.kind,
+            visibility=row.visibility,
+            name=row.name,
+            parent_id=row.parent_id,
+        )
+
+
+@strawberry.type
+class Message(Node):
+    key: str
+    seq: int
+    body: str
+    created_at: datetime
+    pk: strawberry.Private[int]
+    scope_id: strawberry.Private[int]
+    author_id: strawberry.Private[int]
+
+    @strawberry.field
+    async def scope(self, info: Info) -> Scope:
+        row = await info.context.loaders.scope_by_id.load(self.scope_id)
+        assert row is not None
+        return Scope.of(row)
+
+    @strawberry.field
+    async def author(self, info: Info) -> Author:
+        row = await info.context.loaders.actor_by_id.load(self.author_id)
+        assert row is not None
+        return author_of(row)
+
+    @classmethod
+    def of(cls, row: MessageRow) -> Message:
+        return cls(
+            id=encode_id("Message", row.id),
+            key=row.key,
+            seq=row.seq,
+            body=row.body,
+            created_at=row.created_at,
+            pk=row.id,
+            scope_id=row.scope_id,
+            author_id=row.author_id,
+        )
+
+
+@strawberry.type
+class Workspace(Node):
+    key: str
+    name: str
+
+    @strawberry.field(description="Scopes the viewer may read (an agent: scopes it is in).")
+    async def scopes(self, info: Info) -> list[Scope]:
+        rows = await directory.readable_scopes(info.context.db, info.context.reader)
+        return [Scope.of(r) for r in rows]
+
+    @strawberry.field
+    async def members(self, info: Info) -> list[Member]:
+        rows = await directory.actors_in_workspace(info.context.db, info.context.reader.workspace_id, "member")
+        return [Member.of(r) for r in rows]
+
+    @strawberry.field
+    async def agents(self, info: Info) -> list[Agent]:
+        rows = await directory.actors_in_workspace(info.context.db, info.context.reader.workspace_id, "agent")
+        return [Agent.of(r) for r in rows]
+
+    @classmethod
+    def of(cls, row: WorkspaceRow) -> Workspace:
+        return cls(id=encode_id("Workspace", row.id), key=row.key, name=row.name)

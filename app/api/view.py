@@ -1,0 +1,193 @@
+"""GraphQL over HTTP at /graphql: authentication, size limits, error codes and status codes.
+
+- Every POST (and GET query) needs `Authorization: Bearer TOKEN`; missing, unknown or revoked
+  tokens get HTTP 401 with code UNAUTHENTICATED before anything is parsed.
+- A browser GET (Accept: text/html) gets GraphiQL, preloaded with a first query and a hint for
+  the Authorization header.
+- Request errors (syntax, validation, variable coercion) carry BAD_USER_INPUT and, when the
+  client accepts `application/graphql-response+json`, HTTP 400 (GraphQL over HTTP).
+- Errors from the closed set in app.errors keep their message and code; anything else is masked
+  to "Internal server error": no stack trace or SQL reaches a client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import asyncpg
+from graphql import GraphQLError
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
+from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse
+from cross_web import HTTPException
+from strawberry.types import ExecutionResult
+
+from app.api.context import Context
+from app.api.loaders import Loaders
+from app.api.schema import schema
+from app.data.readers import build_reader
+from app.data.session import Session
+from app.errors import RecallError
+from app.settings import Settings
+from app.tokens import authenticate
+
+_log = logging.getLogger("recall.api")
+
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+DEFAULT_QUERY = """# Welcome to Recall. Add your token in the Headers tab below:
+#   {"Authorization": "Bearer rcm_..."}
+# (`recall serve --demo` prints one.)
+query FirstLook {
+  viewer {
+    workspace { key name scopes { key kind name } }
+    member { key name }
+  }
+}
+"""
+
+
+def _error_body(message: str, code: str) -> dict[str, Any]:
+    return {"errors": [{"message": message, "extensions": {"code": code}}]}
+
+
+class RecallGraphQL(GraphQL[Context, None]):
+    def __init__(self, settings: Settings, pool_holder: dict[str, asyncpg.Pool]) -> None:
+        super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
+        self.settings = settings
+        self._pool_holder = pool_holder
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        response = await self._handle(request)
+        await response(scope, receive, send)
+
+    async def _handle(self, request: Request) -> Response:
+        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            return await self.render_graphql_ide(request)
+        if request.method not in ("GET", "POST"):
+            return PlainTextResponse("GraphQL only supports GET and POST", status_code=405)
+
+        too_large = await _read_limited_body(request, self.settings.max_request_bytes)
+        if too_large:
+            return JSONResponse(
+                _error_body("request body too large", "BAD_USER_INPUT"), status_code=413
+            )
+
+        pool = self._pool_holder["pool"]
+        db = Session(pool)
+        try:
+            principal = await authenticate_request(db, request)
+            reader = await build_reader(db, principal) if principal else None
+            if principal is None or reader is None:
+                return JSONResponse(
+                    _error_body("missing or unknown bearer token", "UNAUTHENTICATED"),
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+            context = Context(
+                request=request,
+                settings=self.settings,
+                principal=principal,
+                reader=reader,
+                db=db,
+                loaders=Loaders(db, reader),
+            )
+            try:
+                return await self.run(request, context=context)
+            except HTTPException as e:
+                return JSONResponse(_error_body(e.reason, "BAD_USER_INPUT"), status_code=e.status_code)
+        finally:
+            await db.close()
+
+    async def render_graphql_ide(self, request: Request) -> HTMLResponse:
+        html = self.graphql_ide_html
+        # GraphiQL reads its initial editors from these; a first query and a header hint make
+        # the page usable without reading docs first.
+        preset = (
+            "<script>"
+            f"localStorage.getItem('graphiql:query')||localStorage.setItem('graphiql:query',{json.dumps(DEFAULT_QUERY)});"
+            "localStorage.getItem('graphiql:headers')||localStorage.setItem('graphiql:headers',"
+            f"{json.dumps(json.dumps({'Authorization': 'Bearer PASTE-YOUR-TOKEN'}, indent=2))});"
+            "</script>"
+        )
+        return HTMLResponse(html.replace("<head>", "<head>" + preset, 1))
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> GraphQLHTTPResponse:
+        errors = result.errors or []
+        # A request error (nothing executed): no `data` entry, and 400 under the GraphQL
+        # response media type. Errors raised while executing have a path.
+        request_error = result.data is None and bool(errors) and all(e.path is None for e in errors)
+        body: GraphQLHTTPResponse = {} if request_error else {"data": result.data}
+        if errors:
+            body["errors"] = [_format_error(e, request_error) for e in errors]
+        if result.extensions:
+            body["extensions"] = result.extensions
+        if request_error and GRAPHQL_RESPONSE in request.headers.get("accept", ""):
+            request.state.status_code = 400
+        return body
+
+    def create_response(
+        self, response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse], sub_response: Response
+    ) -> Response:
+        response = super().create_response(response_data, sub_response)
+        return response
+
+    async def run(self, request: Request, context: Context | None = None, root_value: None = None) -> Response:  # type: ignore[override]
+        response = await super().run(request, context=context)  # type: ignore[arg-type]
+        status = getattr(request.state, "status_code", None)
+        if status:
+            response.status_code = status
+        if GRAPHQL_RESPONSE in request.headers.get("accept", ""):
+            response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
+        if context is not None and self.settings.expose_statement_count:
+            response.headers["x-recall-statements"] = str(context.db.statements)
+        return response
+
+
+def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
+    formatted: dict[str, Any] = dict(error.formatted)
+    original = error.original_error
+    if isinstance(original, RecallError):
+        formatted["message"] = original.message
+        code = original.code
+    elif request_error or original is None:
+        # Syntax, validation and variable coercion: the client sent something malformed.
+        code = "BAD_USER_INPUT"
+    else:
+        _log.error("unexpected error", exc_info=original)
+        formatted["message"] = "Internal server error"
+        code = "INTERNAL_SERVER_ERROR"
+    formatted["extensions"] = {**(formatted.get("extensions") or {}), "code": code}
+    return formatted
+
+
+async def authenticate_request(db: Session, request: Request) -> Any:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return await authenticate(db, token.strip())
+
+
+async def _read_limited_body(request: Request, limit: int) -> bool:
+    """Read the body up to `limit` bytes; True if it is larger (nothing is parsed then)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return True
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return True
+        chunks.append(chunk)
+    request._body = b"".join(chunks)
+    return False

@@ -1,0 +1,1 @@
+"""Data access: SQL and the typed functions that wrap it. Never imports strawberry."""

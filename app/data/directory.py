@@ -1,0 +1,74 @@
+"""Workspaces, actors and scopes, always within one workspace and filtered by the reader."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.data.readers import Reader
+from app.data.rows import ActorRow, ScopeRow, WorkspaceRow
+from app.data.session import Session
+
+_SCOPE_COLUMNS = (
+    "s.id, s.key, s.kind, s.visibility, s.name, s.parent_id, s.root_message_id,"
+    " s.destination_audience_id"
+)
+
+
+async def workspace_by_id(db: Session, workspace_id: int) -> WorkspaceRow | None:
+    row = await db.fetchrow(
+        "select id, key, name, default_namespace_id from workspaces where id = $1", workspace_id
+    )
+    return WorkspaceRow.of(row) if row else None
+
+
+async def actors_by_ids(db: Session, workspace_id: int, ids: Sequence[int]) -> list[ActorRow]:
+    """Members and agents are a workspace directory: every member of the workspace may see
+    every actor of it (names and keys, never content)."""
+    rows = await db.fetch(
+        "select id, key, kind, name, owner_id from actors where workspace_id = $1 and id = any($2)",
+        workspace_id,
+        list(ids),
+    )
+    return [ActorRow.of(r) for r in rows]
+
+
+async def actors_in_workspace(db: Session, workspace_id: int, kind: str) -> list[ActorRow]:
+    rows = await db.fetch(
+        "select id, key, kind, name, owner_id from actors where workspace_id = $1 and kind = $2"
+        " order by key",
+        workspace_id,
+        kind,
+    )
+    return [ActorRow.of(r) for r in rows]
+
+
+async def readable_scopes_by_ids(db: Session, reader: Reader, ids: Sequence[int]) -> list[ScopeRow]:
+    rows = await db.fetch(
+        f"select {_SCOPE_COLUMNS} from scopes s where s.workspace_id = $1 and s.id = any($2)"
+        f" and {reader.scope_predicate('s', '$3')}",
+        reader.workspace_id,
+        list(ids),
+        reader.actor_id,
+    )
+    return [ScopeRow.of(r) for r in rows]
+
+
+async def scopes_by_ids_unfiltered(db: Session, workspace_id: int, ids: Sequence[int]) -> list[ScopeRow]:
+    """Scopes of messages the reader was already allowed to read: a message's scope is part of
+    the message (where it was said), so it is shown with the message even if unlisted."""
+    rows = await db.fetch(
+        f"select {_SCOPE_COLUMNS} from scopes s where s.workspace_id = $1 and s.id = any($2)",
+        workspace_id,
+        list(ids),
+    )
+    return [ScopeRow.of(r) for r in rows]
+
+
+async def readable_scopes(db: Session, reader: Reader) -> list[ScopeRow]:
+    rows = await db.fetch(
+        f"select {_SCOPE_COLUMNS} from scopes s where s.workspace_id = $1"
+        f" and {reader.scope_predicate('s', '$2')} order by s.kind, s.key",
+        reader.workspace_id,
+        reader.actor_id,
+    )
+    return [ScopeRow.of(r) for r in rows]

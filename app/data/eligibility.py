@@ -1,0 +1,71 @@
+"""The one predicate set that decides what a reader may see (DESIGN.md, Eligibility).
+
+Every surface — messageSearch, historySearch, neighbors, node lookups, transcripts, the
+pre-delivery recheck — builds its SQL from the fragments here, so there is exactly one
+definition of "eligible". The rules themselves live in SQL functions (migrations/002):
+`recall_allowed_audiences` and `recall_lineage_allowed`.
+
+Parameter convention: every statement that uses these fragments binds the destination as its
+first four parameters: $1 workspace id, $2 destination kind, $3 namespace id, $4 reader ids.
+
+Invariant: each fragment is a conjunct of a WHERE clause. It can only remove rows; nothing here
+(or in any filter built on top of it) ever adds a row to what the reader could otherwise see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """Where text would be shown: workspace(ns), members(ns, readers) or external(ns, readers)."""
+
+    workspace_id: int
+    kind: str
+    namespace_id: int
+    readers: tuple[int, ...]
+
+    def params(self) -> tuple[int, str, int, list[int]]:
+        return (self.workspace_id, self.kind, self.namespace_id, list(self.readers))
+
+    def describe(self) -> dict[str, object]:
+        return {"kind": self.kind, "namespace_id": self.namespace_id, "readers": list(self.readers)}
+
+
+def person_destination(workspace_id: int, namespace_id: int, member_id: int) -> Destination:
+    """A person searching is the destination members(ns, [that person])."""
+    return Destination(workspace_id, "members", namespace_id, (member_id,))
+
+
+# The allowed audiences are computed once per statement (an InitPlan), not once per row.
+_ALLOWED_AUDIENCES = "(select recall_allowed_audiences($1, $2, $3, $4))"
+
+
+def has_evidence(m: str) -> str:
+    """Source evidence exists. Unknown provenance fails closed."""
+    return f"{m}.evidence"
+
+
+def audience_allows(m: str) -> str:
+    """allows(origin audience of the message, destination)."""
+    return f"{m}.audience_id = any({_ALLOWED_AUDIENCES})"
+
+
+def lineage_allows(m: str) -> str:
+    """Every message and memory in the message's recursive provenance is allowed too."""
+    return f"(not {m}.has_provenance or recall_lineage_allowed($1, array[{m}.id], $2, $3, $4))"
+
+
+def eligible(m: str) -> str:
+    """eligible(message, destination): evidence ∧ audience ∧ lineage, cheapest first."""
+    return f"({has_evidence(m)} and {audience_allows(m)} and {lineage_allows(m)})"
+
+
+def in_perspective(scope_id_expr: str, agent_param: str) -> str:
+    """An agent's perspective: only scopes it is a member of (a thread: its parent's members)."""
+    return (
+        "exists (select 1 from scopes ps join scope_members pm"
+        " on pm.workspace_id = ps.workspace_id and pm.scope_id = coalesce(ps.parent_id, ps.id)"
+        f" where ps.workspace_id = $1 and ps.id = {scope_id_expr} and pm.actor_id = {agent_param})"
+    )

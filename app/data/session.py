@@ -1,0 +1,70 @@
+"""One request's database session: a pooled connection acquired on first use.
+
+asyncpg runs one statement at a time per connection, and dataloaders of one request dispatch
+concurrently, so statements are serialized here. Every statement is counted: the count is what
+query-count tests pin (no N+1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+
+
+class Session:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self._conn: asyncpg.Connection | None = None
+        self._lock = asyncio.Lock()
+        self.statements = 0
+
+    async def _connection(self) -> asyncpg.Connection:
+        if self._conn is None:
+            self._conn = await self._pool.acquire()
+        return self._conn
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        async with self._lock:
+            conn = await self._connection()
+            self.statements += 1
+            return list(await conn.fetch(sql, *args))
+
+    async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
+        async with self._lock:
+            conn = await self._connection()
+            self.statements += 1
+            return await conn.fetchrow(sql, *args)
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        async with self._lock:
+            conn = await self._connection()
+            self.statements += 1
+            return await conn.fetchval(sql, *args)
+
+    async def execute(self, sql: str, *args: Any) -> str:
+        async with self._lock:
+            conn = await self._connection()
+            self.statements += 1
+            return str(await conn.execute(sql, *args))
+
+    async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None:
+        async with self._lock:
+            conn = await self._connection()
+            self.statements += 1
+            await conn.executemany(sql, args)
+
+    @asynccontextmanager
+    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[None]:
+        """A transaction on this session's connection (statements inside still count)."""
+        conn = await self._connection()
+        async with conn.transaction(readonly=readonly):
+            yield
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            await self._pool.release(conn)

@@ -1,0 +1,111 @@
+"""The ASGI application (Starlette) and `recall serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import asyncpg
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from app.api.view import RecallGraphQL
+from app.db import create_pool
+from app.migrate import pending
+from app.settings import Settings
+
+
+def create_app(settings: Settings, dsn: str) -> Starlette:
+    """The app, with one asyncpg pool opened and closed by the lifespan."""
+    pool_holder: dict[str, asyncpg.Pool] = {}
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        pool_holder["pool"] = await create_pool(
+            dsn, min_size=settings.pool_min_size, max_size=settings.pool_max_size
+        )
+        try:
+            yield
+        finally:
+            await pool_holder.pop("pool").close()
+
+    async def healthz(_request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_request: Request) -> JSONResponse:
+        try:
+            async with pool_holder["pool"].acquire() as conn:
+                missing = await asyncio.wait_for(pending(conn), timeout=2)
+        except (OSError, asyncpg.PostgresError, TimeoutError, KeyError):
+            return JSONResponse({"status": "database unreachable"}, status_code=503)
+        if missing:
+            return JSONResponse({"status": "migrations pending", "pending": missing}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    graphql = RecallGraphQL(settings, pool_holder)
+    return Starlette(
+        routes=[
+            Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def serve(settings: Settings, *, host: str | None, port: int | None, demo: bool) -> None:
+    import uvicorn
+
+    from app.db import connect, resolve_database_url
+    from app.migrate import migrate
+
+    dsn = resolve_database_url(settings)
+    host = host or settings.host
+    port = port or settings.port
+
+    async def prepare() -> str | None:
+        conn = await connect(dsn)
+        try:
+            await migrate(conn)
+            if demo:
+                return await _demo_banner(conn, host, port)
+            return None
+        finally:
+            await conn.close()
+
+    banner = asyncio.run(prepare())
+    if banner:
+        print(banner, file=sys.stderr)
+    print(f"recall: GraphiQL at http://{host}:{port}/graphql", file=sys.stderr)
+    uvicorn.run(create_app(settings, dsn), host=host, port=port, log_level="info")
+
+
+async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
+    from app.demo import ensure_demo
+    from app.tokens import issue_actor_token
+
+    info = await ensure_demo(conn, progress=sys.stderr)
+    member = await issue_actor_token(conn, info.workspace_key, "member", info.member_key)
+    agent = await issue_actor_token(conn, info.workspace_key, "agent", info.agent_key)
+    url = f"http://{host}:{port}/graphql"
+    return "\n".join(
+        [
+            "",
+            f"Demo workspace '{info.workspace_key}' is ready.",
+            f"  GraphiQL:      {url}",
+            f"  member token:  {member}   ({info.member_key})",
+            f"  agent token:   {agent}   ({info.agent_key})",
+            "",
+            "Paste into GraphiQL's Headers tab:",
+            f'  {{"Authorization": "Bearer {member}"}}',
+            "",
+            "Or from a terminal:",
+            f"  curl -s {url} -H 'Authorization: Bearer {member}' -H 'Content-Type: application/json' \\",
+            "    -d '{\"query\": \"{ viewer { workspace { key name } member { name } } }\"}'",
+            "",
+        ]
+    )
