@@ -1,0 +1,1 @@
+"""Search: query parsing, readiness, and the search statements of each surface."""
