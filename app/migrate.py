@@ -13,7 +13,14 @@ from pathlib import Path
 
 import asyncpg
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+def _migrations_dir() -> Path:
+    # A source checkout (editable install) keeps them beside the package; an installed wheel
+    # (the Docker image) runs from a folder that holds `migrations/`.
+    beside_package = Path(__file__).resolve().parent.parent / "migrations"
+    return beside_package if beside_package.is_dir() else Path.cwd() / "migrations"
+
+
+MIGRATIONS_DIR = _migrations_dir()
 # Arbitrary constant: every Recall process migrating the same database takes this lock.
 _LOCK_KEY = 0x5245_4341_4C4C
 _NAME = re.compile(r"^(\d{3,})_[a-z0-9_]+\.sql$")

@@ -39,7 +39,7 @@ def create_app(settings: Settings, dsn: str) -> Starlette:
     async def readyz(_request: Request) -> JSONResponse:
         try:
             async with pool_holder["pool"].acquire() as conn:
-                missing = await asyncio.wait_for(pending(conn), timeout=2)
+                missing = await asyncio.wait_for(pending(conn), timeout=2)  # type: ignore[arg-type]
         except (OSError, asyncpg.PostgresError, TimeoutError, KeyError):
             return JSONResponse({"status": "database unreachable"}, status_code=503)
         if missing:

@@ -72,6 +72,19 @@ async def dsn(server_dsn: str, template_name: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
+async def empty_dsn(server_dsn: str) -> AsyncIterator[str]:
+    """A fresh database with no migrations applied."""
+    name = f"recall_e_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(server_dsn)
+    try:
+        await admin.execute(f'create database "{name}"')
+        yield _with_database(server_dsn, name)
+    finally:
+        await admin.execute(f'drop database if exists "{name}" with (force)')
+        await admin.close()
+
+
+@pytest.fixture
 async def db(dsn: str) -> AsyncIterator[asyncpg.Connection]:
     conn = await connect(dsn)
     try:

@@ -4,7 +4,7 @@ one request only), each batch is one statement."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from typing import TypeVar
 
 from aiodataloader import DataLoader
 
@@ -16,21 +16,15 @@ from app.data.session import Session
 T = TypeVar("T")
 
 
-class _Loader(DataLoader, Generic[T]):  # type: ignore[misc]
+class _Loader(DataLoader[int, T | None]):
     def __init__(self, db: Session, reader: Reader) -> None:
         super().__init__()
         self.db = db
         self.reader = reader
 
-    async def load(self, key: Any) -> T | None:  # narrow the untyped base for callers
-        return await super().load(key)  # type: ignore[no-any-return]
-
-    async def load_many(self, keys: Sequence[Any]) -> list[T | None]:
-        return list(await super().load_many(keys))
-
 
 class ActorByIdLoader(_Loader[ActorRow]):
-    async def batch_load_fn(self, keys: Sequence[int]) -> list[ActorRow | None]:
+    async def batch_load_fn(self, keys: list[int]) -> list[ActorRow | None]:
         by_key = {a.id: a for a in await directory.actors_by_ids(self.db, self.reader.workspace_id, keys)}
         return [by_key.get(k) for k in keys]
 
@@ -38,7 +32,7 @@ class ActorByIdLoader(_Loader[ActorRow]):
 class ScopeByIdLoader(_Loader[ScopeRow]):
     """Scopes of rows already authorized (a message's scope, a thread's parent)."""
 
-    async def batch_load_fn(self, keys: Sequence[int]) -> list[ScopeRow | None]:
+    async def batch_load_fn(self, keys: list[int]) -> list[ScopeRow | None]:
         rows = await directory.scopes_by_ids_unfiltered(self.db, self.reader.workspace_id, keys)
         by_key = {s.id: s for s in rows}
         return [by_key.get(k) for k in keys]
@@ -47,7 +41,7 @@ class ScopeByIdLoader(_Loader[ScopeRow]):
 class ReadableScopeByIdLoader(_Loader[ScopeRow]):
     """Scopes looked up by a client-supplied id: only those the reader may list."""
 
-    async def batch_load_fn(self, keys: Sequence[int]) -> list[ScopeRow | None]:
+    async def batch_load_fn(self, keys: list[int]) -> list[ScopeRow | None]:
         by_key = {s.id: s for s in await directory.readable_scopes_by_ids(self.db, self.reader, keys)}
         return [by_key.get(k) for k in keys]
 
@@ -55,7 +49,7 @@ class ReadableScopeByIdLoader(_Loader[ScopeRow]):
 class MessageByIdLoader(_Loader[MessageRow]):
     """Messages the reader may read (eligibility in SQL); others load as None."""
 
-    async def batch_load_fn(self, keys: Sequence[int]) -> list[MessageRow | None]:
+    async def batch_load_fn(self, keys: list[int]) -> list[MessageRow | None]:
         rows = await messages.readable_messages_by_ids(self.db, self.reader, keys)
         by_key = {m.id: m for m in rows}
         return [by_key.get(k) for k in keys]

@@ -44,9 +44,9 @@ schema = strawberry.Schema(
     mutation=Mutation,
     types=[Workspace, Scope, Member, Agent, Message],
     extensions=[
-        QueryDepthLimiter(max_depth=12),
-        MaxTokensLimiter(max_token_count=4000),
-        MaxAliasesLimiter(max_alias_count=50),
+        lambda: QueryDepthLimiter(max_depth=12),
+        lambda: MaxTokensLimiter(max_token_count=4000),
+        lambda: MaxAliasesLimiter(max_alias_count=50),
     ],
 )
 

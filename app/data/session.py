@@ -10,19 +10,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 import asyncpg
+
+
+# A pooled connection (asyncpg hands out proxies).
+_Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 
 
 class Session:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
-        self._conn: asyncpg.Connection | None = None
+        self._conn: _Conn | None = None
         self._lock = asyncio.Lock()
         self.statements = 0
 
-    async def _connection(self) -> asyncpg.Connection:
+    async def _connection(self) -> _Conn:
         if self._conn is None:
             self._conn = await self._pool.acquire()
         return self._conn
