@@ -33,7 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="migrate, then serve GraphQL at /graphql")
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
-    serve.add_argument("--demo", action="store_true", help="load the demo workspace and print tokens")
+    serve.add_argument(
+        "--demo", action="store_true", help="load the demo workspace and print tokens"
+    )
 
     sub.add_parser("migrate", help="apply pending migrations")
 

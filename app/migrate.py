@@ -13,6 +13,7 @@ from pathlib import Path
 
 import asyncpg
 
+
 def _migrations_dir() -> Path:
     # A source checkout (editable install) keeps them beside the package; an installed wheel
     # (the Docker image) runs from a folder that holds `migrations/`.

@@ -43,7 +43,9 @@ def create_app(settings: Settings, dsn: str) -> Starlette:
         except (OSError, asyncpg.PostgresError, TimeoutError, KeyError):
             return JSONResponse({"status": "database unreachable"}, status_code=503)
         if missing:
-            return JSONResponse({"status": "migrations pending", "pending": missing}, status_code=503)
+            return JSONResponse(
+                {"status": "migrations pending", "pending": missing}, status_code=503
+            )
         return JSONResponse({"status": "ready"})
 
     graphql = RecallGraphQL(settings, pool_holder)
@@ -105,7 +107,7 @@ async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
             "",
             "Or from a terminal:",
             f"  curl -s {url} -H 'Authorization: Bearer {member}' -H 'Content-Type: application/json' \\",
-            "    -d '{\"query\": \"{ viewer { workspace { key name } member { name } } }\"}'",
+            '    -d \'{"query": "{ viewer { workspace { key name } member { name } } }"}\'',
             "",
         ]
     )

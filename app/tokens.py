@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import asyncpg
 
 from app.data.session import Session
-
 from app.errors import UsageError
 
 _PREFIX = {"member": "rcm_", "agent": "rca_", "turn": "rct_"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+
 import strawberry
 from graphql import GraphQLError, GraphQLID, StringValueNode, ValueNode
 
@@ -25,7 +26,9 @@ def decode_id(value: str) -> tuple[str, int]:
     if not isinstance(value, str) or not 0 < len(value) <= 64:
         raise ValueError("malformed id")
     try:
-        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
+        raw = base64.b64decode(
+            value + "=" * (-len(value) % 4), altchars=b"-_", validate=True
+        ).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ValueError(f"malformed id '{value}'") from None
     type_name, _, number = raw.partition(":")
@@ -53,8 +56,11 @@ def _parse_literal(node: ValueNode, _variables: object = None) -> str:
 # graphql-core forbids redefining the built-in ID scalar, so its parsers are replaced instead.
 # Only input coercion changes (output still serializes as a string), and Recall is the only
 # schema in the process.
+# graphql-core 3.3 reads the coerce_* names; older code paths the parse_* ones.
 GraphQLID.parse_value = _parse_value  # type: ignore[method-assign]
+GraphQLID.coerce_input_value = _parse_value
 GraphQLID.parse_literal = _parse_literal  # type: ignore[method-assign,assignment]
+GraphQLID.coerce_input_literal = _parse_literal
 
 
 def expect_id(value: str, *type_names: str) -> int | None:

@@ -3,7 +3,6 @@ one request only), each batch is one statement."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TypeVar
 
 from aiodataloader import DataLoader
@@ -25,7 +24,9 @@ class _Loader(DataLoader[int, T | None]):
 
 class ActorByIdLoader(_Loader[ActorRow]):
     async def batch_load_fn(self, keys: list[int]) -> list[ActorRow | None]:
-        by_key = {a.id: a for a in await directory.actors_by_ids(self.db, self.reader.workspace_id, keys)}
+        by_key = {
+            a.id: a for a in await directory.actors_by_ids(self.db, self.reader.workspace_id, keys)
+        }
         return [by_key.get(k) for k in keys]
 
 
@@ -42,7 +43,9 @@ class ReadableScopeByIdLoader(_Loader[ScopeRow]):
     """Scopes looked up by a client-supplied id: only those the reader may list."""
 
     async def batch_load_fn(self, keys: list[int]) -> list[ScopeRow | None]:
-        by_key = {s.id: s for s in await directory.readable_scopes_by_ids(self.db, self.reader, keys)}
+        by_key = {
+            s.id: s for s in await directory.readable_scopes_by_ids(self.db, self.reader, keys)
+        }
         return [by_key.get(k) for k in keys]
 
 

@@ -6,8 +6,8 @@ import strawberry
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.tools import merge_types
 
-from app.api.context import Info
 import app.api.ids  # noqa: F401  (installs the strict ID parsing)
+from app.api.context import Info
 from app.api.nodes import resolve_nodes
 from app.api.types import Agent, Member, Message, Node, Scope, Workspace
 from app.api.viewer import Viewer
@@ -15,7 +15,9 @@ from app.api.viewer import Viewer
 
 @strawberry.type
 class CoreQuery:
-    @strawberry.field(description="Any object by its global id; null if the viewer may not read it.")
+    @strawberry.field(
+        description="Any object by its global id; null if the viewer may not read it."
+    )
     async def node(self, info: Info, id: strawberry.ID) -> Node | None:
         return (await resolve_nodes(info, [id]))[0]
 

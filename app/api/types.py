@@ -128,12 +128,16 @@ class Workspace(Node):
 
     @strawberry.field
     async def members(self, info: Info) -> list[Member]:
-        rows = await directory.actors_in_workspace(info.context.db, info.context.reader.workspace_id, "member")
+        rows = await directory.actors_in_workspace(
+            info.context.db, info.context.reader.workspace_id, "member"
+        )
         return [Member.of(r) for r in rows]
 
     @strawberry.field
     async def agents(self, info: Info) -> list[Agent]:
-        rows = await directory.actors_in_workspace(info.context.db, info.context.reader.workspace_id, "agent")
+        rows = await directory.actors_in_workspace(
+            info.context.db, info.context.reader.workspace_id, "agent"
+        )
         return [Agent.of(r) for r in rows]
 
     @classmethod

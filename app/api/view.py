@@ -17,13 +17,13 @@ import logging
 from typing import Any
 
 import asyncpg
+from cross_web import HTTPException
 from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
-from cross_web import HTTPException
 from strawberry.types import ExecutionResult
 
 from app.api.context import Context
@@ -103,7 +103,9 @@ class RecallGraphQL(GraphQL[Context, None]):
             try:
                 return await self.run(request, context=context)
             except HTTPException as e:
-                return JSONResponse(_error_body(e.reason, "BAD_USER_INPUT"), status_code=e.status_code)
+                return JSONResponse(
+                    _error_body(e.reason, "BAD_USER_INPUT"), status_code=e.status_code
+                )
         finally:
             await db.close()
 
@@ -120,7 +122,9 @@ class RecallGraphQL(GraphQL[Context, None]):
         )
         return HTMLResponse(html.replace("<head>", "<head>" + preset, 1))
 
-    async def process_result(self, request: Request, result: ExecutionResult) -> GraphQLHTTPResponse:
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
         errors = result.errors or []
         # A request error (nothing executed): no `data` entry, and 400 under the GraphQL
         # response media type. Errors raised while executing have a path.
@@ -140,7 +144,9 @@ class RecallGraphQL(GraphQL[Context, None]):
         response = super().create_response(response_data, sub_response)
         return response
 
-    async def run(self, request: Request, context: Context | None = None, root_value: None = None) -> Response:  # type: ignore[override]
+    async def run(
+        self, request: Request, context: Context | None = None, root_value: None = None
+    ) -> Response:  # type: ignore[override]
         response = await super().run(request, context=context)  # type: ignore[arg-type]
         status = getattr(request.state, "status_code", None)
         if status:

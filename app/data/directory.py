@@ -53,7 +53,9 @@ async def readable_scopes_by_ids(db: Session, reader: Reader, ids: Sequence[int]
     return [ScopeRow.of(r) for r in rows]
 
 
-async def scopes_by_ids_unfiltered(db: Session, workspace_id: int, ids: Sequence[int]) -> list[ScopeRow]:
+async def scopes_by_ids_unfiltered(
+    db: Session, workspace_id: int, ids: Sequence[int]
+) -> list[ScopeRow]:
     """Scopes of messages the reader was already allowed to read: a message's scope is part of
     the message (where it was said), so it is shown with the message even if unlisted."""
     rows = await db.fetch(

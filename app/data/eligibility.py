@@ -39,7 +39,7 @@ def person_destination(workspace_id: int, namespace_id: int, member_id: int) -> 
 
 
 # The allowed audiences are computed once per statement (an InitPlan), not once per row.
-_ALLOWED_AUDIENCES = "(select recall_allowed_audiences($1, $2, $3, $4))"
+_ALLOWED_AUDIENCES = "(select recall_allowed_audiences($1, $2, $3, $4))::bigint[]"
 
 
 def has_evidence(m: str) -> str:

@@ -88,4 +88,6 @@ async def build_reader(db: Session, principal: Principal) -> Reader | None:
     destination = Destination(
         principal.workspace_id, row["kind"], row["namespace_id"], tuple(row["readers"])
     )
-    return Reader(principal.workspace_id, "turn", principal.actor_id, destination, principal.turn_id)
+    return Reader(
+        principal.workspace_id, "turn", principal.actor_id, destination, principal.turn_id
+    )

@@ -14,7 +14,6 @@ from typing import Any, TypeAlias
 
 import asyncpg
 
-
 # A pooled connection (asyncpg hands out proxies).
 _Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 
