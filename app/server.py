@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -83,7 +84,15 @@ def serve(settings: Settings, *, host: str | None, port: int | None, demo: bool)
     if banner:
         print(banner, file=sys.stderr)
     print(f"recall: GraphiQL at http://{host}:{port}/graphql", file=sys.stderr)
+    # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown. Turning them into a normal
+    # exit lets atexit run, so the embedded PostgreSQL stops if this was its last user.
+    signal.signal(signal.SIGTERM, _exit_quietly)
+    signal.signal(signal.SIGINT, _exit_quietly)
     uvicorn.run(create_app(settings, dsn), host=host, port=port, log_level="info")
+
+
+def _exit_quietly(_signum: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
