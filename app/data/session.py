@@ -23,6 +23,7 @@ class Session:
         self._pool = pool
         self._conn: _Conn | None = None
         self._lock = asyncio.Lock()
+        self._transaction_lock = asyncio.Lock()
         self.statements = 0
 
     async def _connection(self) -> _Conn:
@@ -62,10 +63,25 @@ class Session:
 
     @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[None]:
-        """A transaction on this session's connection (statements inside still count)."""
-        conn = await self._connection()
-        async with conn.transaction(readonly=readonly):
-            yield
+        """A transaction on this session's connection (statements inside still count).
+
+        Root fields of one request resolve concurrently (two aliased searches, a search next to
+        searchStatus), so transactions take turns (one open at a time) and BEGIN/COMMIT wait
+        for the statement in flight like any statement does.
+        """
+        async with self._transaction_lock:
+            async with self._lock:
+                conn = await self._connection()
+                tx = conn.transaction(readonly=readonly)
+                await tx.start()
+            try:
+                yield
+            except BaseException:
+                async with self._lock:
+                    await tx.rollback()
+                raise
+            async with self._lock:
+                await tx.commit()
 
     async def close(self) -> None:
         if self._conn is not None:

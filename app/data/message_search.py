@@ -1,0 +1,202 @@
+"""The statements of messageSearch: the bounded, authorized candidate scan and the highlights.
+
+Invariant: every filter only removes rows. The scan starts from the viewer's own workspace and
+from the documents whose vector matches the query; the position, scope and author conditions are
+further conjuncts of that WHERE clause, and eligibility (evidence, audience, lineage — the shared
+fragments of app.data.eligibility, never re-implemented here) is decided per candidate before a
+candidate can become a result. Nothing here ORs a condition in, so no filter and no cursor can
+widen what the person may read: a filter on another person's DM, another workspace's scope or a
+nonexistent author narrows the result to nothing, exactly like a filter on an unknown id.
+
+The scan is bounded: at most `budget` candidates (documents matching text, scope and author)
+are examined per request, newest first. The rows returned are ids, order keys and the first
+eligibility rule each candidate fails — never text; bodies are hydrated by the loaders, which
+authorize again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.data.eligibility import audience_allows, has_evidence, lineage_allows
+from app.data.session import Session
+
+# The private-use characters that mark highlights in ts_headline output. Bodies may contain
+# them too, so they are replaced in the highlighted copy by U+FFFD first: both are one UTF-16
+# unit, so offsets into the copy are offsets into the body.
+START_MARK = "\ue000"
+STOP_MARK = "\ue001"
+_HEADLINE_OPTIONS = f"HighlightAll=true, StartSel={START_MARK}, StopSel={STOP_MARK}"
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeCondition:
+    """messageSearch(scopeId:): only that scope. scope_id None is an id of no scope."""
+
+    scope_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorCondition:
+    """messageSearch(author:). kind is member | agent | member_agents; actor_id None is an id
+    of nothing of that kind."""
+
+    kind: str
+    actor_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class After:
+    """Continue strictly after this position; scope_id None means after all of global_seq."""
+
+    global_seq: int
+    scope_id: int | None
+    seq: int | None
+    message_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    message_id: int
+    global_seq: int
+    scope_id: int
+    seq: int
+    # The first rule that removed the candidate (no_evidence, audience, lineage); None: eligible.
+    excluded_by: str | None
+
+
+# Authors an author filter keeps; each selects actors of the right kind only, so an id of the
+# wrong kind (an agent's id under MEMBER, a member's under AGENT) selects nobody.
+_AUTHOR_SETS = {
+    "member": "select a.id from actors a where a.workspace_id = $1 and a.kind = 'member'"
+    " and a.id = {p}",
+    "agent": "select a.id from actors a where a.workspace_id = $1 and a.kind = 'agent'"
+    " and a.id = {p}",
+    # Agents whose owner is the given member; never the member's own messages.
+    "member_agents": "select a.id from actors a where a.workspace_id = $1 and a.kind = 'agent'"
+    " and a.owner_id = {p}",
+}
+
+
+class _Params:
+    """Positional parameters after the destination's $1-$4 (see app.data.eligibility)."""
+
+    def __init__(self, first: Sequence[object]) -> None:
+        self.values = list(first)
+
+    def add(self, value: object) -> str:
+        self.values.append(value)
+        return f"${len(self.values)}"
+
+
+def _after_condition(after: After, p: _Params) -> str:
+    g = p.add(after.global_seq)
+    if after.scope_id is None:
+        return f"d.global_seq < {g}"
+    s, q, m = p.add(after.scope_id), p.add(after.seq), p.add(after.message_id)
+    # (global_seq DESC, scope_id ASC, seq DESC, message_id ASC), strictly after; the leading
+    # `<=` lets the recency index seek to the position.
+    return (
+        f"d.global_seq <= {g} and (d.global_seq < {g} or (d.global_seq = {g} and"
+        f" (d.scope_id > {s} or (d.scope_id = {s} and (d.seq < {q} or"
+        f" (d.seq = {q} and d.message_id > {m}))))))"
+    )
+
+
+async def scan_candidates(
+    db: Session,
+    destination: tuple[int, str, int, list[int]],
+    include: Sequence[str],
+    exclude: Sequence[str],
+    *,
+    scope: ScopeCondition | None,
+    author: AuthorCondition | None,
+    after: After | None,
+    budget: int,
+) -> list[Candidate]:
+    """Up to `budget` candidates in search order, each with its eligibility verdict.
+
+    Must run inside a transaction: it sets plan_cache_mode for it. A query that is only stop
+    words has a NULL tsquery, which matches no document (`@@ NULL` is not true).
+    """
+    p = _Params(destination)
+    where = [
+        "d.workspace_id = $1",
+        f"d.tsv @@ recall_search_tsquery({p.add(list(include))}::text[],"
+        f" {p.add(list(exclude))}::text[], false)",
+    ]
+    if after is not None:
+        where.append(_after_condition(after, p))
+    if scope is not None:
+        where.append(f"d.scope_id = {p.add(scope.scope_id)}::bigint")
+    if author is not None:
+        actor = p.add(author.actor_id)
+        where.append(f"d.author_id in ({_AUTHOR_SETS[author.kind].format(p=actor + '::bigint')})")
+    limit = p.add(budget)
+    # The verdict is eligible()'s conjuncts in eligible()'s order, as a CASE so the audit can
+    # count each candidate under the first rule that removed it. NULL fails closed (coalesce),
+    # and so does a document that disagrees with its message row (m.id is null).
+    sql = f"""
+        with candidates as materialized (
+            select d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id
+            from search_documents d
+            where {" and ".join(where)}
+            order by d.global_seq desc, d.scope_id, d.seq desc, d.message_id
+            limit {limit}
+        )
+        select c.message_id, c.global_seq, c.scope_id, c.seq,
+               case
+                   when m.id is null or not coalesce({has_evidence("m")}, false)
+                       then 'no_evidence'
+                   when not coalesce({audience_allows("m")}, false) then 'audience'
+                   when not coalesce({lineage_allows("m")}, false) then 'lineage'
+               end as excluded_by
+        from candidates c
+        left join messages m
+            on m.workspace_id = $1 and m.id = c.message_id
+            and m.scope_id = c.scope_id and m.author_id = c.author_id
+            and m.global_seq = c.global_seq and m.seq = c.seq
+        order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
+    """
+    # A generic plan cannot see how selective the query's terms are; a custom plan folds the
+    # tsquery to a constant and picks the GIN index for rare terms and the recency index for
+    # common ones.
+    await db.execute("set local plan_cache_mode = force_custom_plan")
+    rows = await db.fetch(sql, *p.values)
+    return [
+        Candidate(
+            int(r["message_id"]),
+            int(r["global_seq"]),
+            int(r["scope_id"]),
+            int(r["seq"]),
+            r["excluded_by"],
+        )
+        for r in rows
+    ]
+
+
+async def headlines(db: Session, bodies: Sequence[str], include: Sequence[str]) -> list[str | None]:
+    """Each body with the English part of the query's terms marked by START_MARK/STOP_MARK
+    (stems and phrases as PostgreSQL matched them); None where nothing English can match.
+    One statement for the whole page."""
+    if not bodies:
+        return []
+    rows = await db.fetch(
+        """
+        select ts_headline('english', translate(b.body, $3, $4), q.q, $5) as marked
+        from unnest($1::text[]) with ordinality as b(body, ord)
+        cross join (
+            select recall_search_tsquery(
+                array(select recall_without_cjk(t) from unnest($2::text[]) as t), '{}', true
+            ) as q
+        ) as q
+        order by b.ord
+        """,
+        list(bodies),
+        list(include),
+        START_MARK + STOP_MARK,
+        "\ufffd\ufffd",
+        _HEADLINE_OPTIONS,
+    )
+    return [r["marked"] for r in rows]

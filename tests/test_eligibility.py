@@ -1,0 +1,221 @@
+"""The eligibility functions of migrations/002 at the SQL level: the audience truth table and
+the lineage walk with its caps (501 inputs, 5,000 nodes, 500 history ids per node), each of
+which must deny the whole read on overflow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import pytest
+
+from tests.message_search_support import keys, workspace
+from tests.personas import load
+
+NS, OTHER_NS = 1, 2
+A, B, C = 10, 11, 12
+
+
+TRUTH_TABLE: list[tuple[tuple[Any, Any, Any], tuple[Any, Any, Any], bool]] = [
+    # public: anywhere, even another namespace or an external room with no readers.
+    (("public", None, []), ("workspace", NS, []), True),
+    (("public", None, []), ("members", OTHER_NS, [A]), True),
+    (("public", None, []), ("external", NS, []), True),
+    # workspace(ns): its namespace's workspace and member audiences only.
+    (("workspace", NS, []), ("workspace", NS, []), True),
+    (("workspace", NS, []), ("members", NS, [A]), True),
+    (("workspace", NS, []), ("external", NS, [A]), False),
+    (("workspace", NS, []), ("workspace", OTHER_NS, []), False),
+    (("workspace", NS, []), ("members", OTHER_NS, [A]), False),
+    # members(ns, R): non-empty D ⊆ R, same namespace, members or external.
+    (("members", NS, [A, B]), ("members", NS, [A]), True),
+    (("members", NS, [A, B]), ("members", NS, [A, B]), True),
+    (("members", NS, [A, B]), ("external", NS, [B]), True),
+    (("members", NS, [A, B]), ("members", NS, [A, C]), False),
+    (("members", NS, [A, B]), ("members", NS, []), False),
+    (("members", NS, [A, B]), ("external", NS, []), False),
+    (("members", NS, [A, B]), ("workspace", NS, []), False),
+    (("members", NS, [A, B]), ("members", OTHER_NS, [A]), False),
+    # Unknown or missing facts fail closed.
+    (("external", NS, [A]), ("members", NS, [A]), False),
+    ((None, NS, [A]), ("members", NS, [A]), False),
+    (("workspace", NS, []), ("members", None, [A]), False),
+    (("members", NS, [A]), ("members", NS, None), False),
+    (("members", NS, None), ("members", NS, [A]), False),
+    (("workspace", NS, []), ("nowhere", NS, [A]), False),
+]
+
+
+async def test_audience_truth_table(db: asyncpg.Connection) -> None:
+    wrong = []
+    for origin, destination, allowed in TRUTH_TABLE:
+        result = await db.fetchval(
+            "select recall_audience_allows($1, $2, $3, $4, $5, $6)", *origin, *destination
+        )
+        if result is not allowed:
+            wrong.append((origin, destination, result))
+    assert wrong == []
+
+
+@dataclass
+class Lab:
+    ws: int
+    ns: int
+    scope: int
+    author: int
+    ann: int
+    ben: int
+    public_audience: int
+    ben_audience: int
+    next_seq: int = 1_000_000
+
+    def destination(self, who: int) -> tuple[str, int, list[int]]:
+        return ("members", self.ns, [who])
+
+
+@pytest.fixture
+async def lab(db: asyncpg.Connection) -> Lab:
+    await load(db, workspace([("m1", "room", "ann", "hello"), ("d1", "dm-ben", "ben", "hi")]))
+    row = await db.fetchrow(
+        """
+        select w.id as ws, w.default_namespace_id as ns, s.id as scope,
+               s.origin_audience_id as public_audience, d.origin_audience_id as ben_audience,
+               (select id from actors where key = 'ann') as ann,
+               (select id from actors where key = 'ben') as ben
+        from workspaces w
+        join scopes s on s.workspace_id = w.id and s.key = 'room'
+        join scopes d on d.workspace_id = w.id and d.key = 'dm-ben'
+        """
+    )
+    return Lab(
+        row["ws"],
+        row["ns"],
+        row["scope"],
+        row["ann"],
+        row["ann"],
+        row["ben"],
+        row["public_audience"],
+        row["ben_audience"],
+    )
+
+
+async def _messages(
+    db: asyncpg.Connection, lab: Lab, n: int, *, audience: int | None = None
+) -> list[int]:
+    """n new messages in the public room (or with the given audience), by direct insert."""
+    start = lab.next_seq
+    lab.next_seq += n
+    rows = await db.fetch(
+        """
+        insert into messages (workspace_id, key, scope_id, seq, global_seq, author_id, body,
+                              created_at, audience_id)
+        select $1, 'bulk-' || i, $2, i, i, $3, 'bulk lineage node ' || i, now(), $4
+        from generate_series($5::int, $6::int) as i
+        returning id
+        """,
+        lab.ws,
+        lab.scope,
+        lab.author,
+        audience or lab.public_audience,
+        start,
+        start + n - 1,
+    )
+    return [r["id"] for r in rows]
+
+
+async def _cite(db: asyncpg.Connection, lab: Lab, message: int, sources: list[int]) -> None:
+    await db.execute(
+        "insert into message_sources (workspace_id, message_id, source_message_id)"
+        " select $1, $2, unnest($3::bigint[])",
+        lab.ws,
+        message,
+        sources,
+    )
+    await db.execute("update messages set has_provenance = true where id = $1", message)
+
+
+async def _allowed(db: asyncpg.Connection, lab: Lab, ids: list[int] | None, who: int) -> bool:
+    result: bool = await db.fetchval(
+        "select recall_lineage_allowed($1, $2, $3, $4, $5)", lab.ws, ids, *lab.destination(who)
+    )
+    return result
+
+
+async def test_lineage_input_cap_is_501(db: asyncpg.Connection, lab: Lab) -> None:
+    ids = await _messages(db, lab, 502)
+    assert await _allowed(db, lab, ids[:501], lab.ann) is True
+    assert await _allowed(db, lab, ids, lab.ann) is False
+    assert await _allowed(db, lab, [], lab.ann) is True
+    assert await _allowed(db, lab, None, lab.ann) is False
+
+
+async def test_lineage_node_cap_is_5000(db: asyncpg.Connection, lab: Lab) -> None:
+    # root → 10 branches → 4,989 leaves: exactly 5,000 nodes.
+    root, *branches = await _messages(db, lab, 11)
+    leaves = await _messages(db, lab, 4_990)
+    await _cite(db, lab, root, branches)
+    for i, branch in enumerate(branches):
+        await _cite(db, lab, branch, leaves[i * 499 : (i + 1) * 499 - (1 if i == 9 else 0)])
+    assert await _allowed(db, lab, [root], lab.ann) is True
+    # One more leaf: 5,001 nodes, and the whole read is denied.
+    await _cite(db, lab, branches[9], [leaves[-1]])
+    assert await _allowed(db, lab, [root], lab.ann) is False
+
+
+async def test_lineage_memories_count_toward_the_node_cap(db: asyncpg.Connection, lab: Lab) -> None:
+    root, *branches = await _messages(db, lab, 11)
+    leaves = await _messages(db, lab, 4_989)
+    await _cite(db, lab, root, branches)
+    for i, branch in enumerate(branches):
+        await _cite(db, lab, branch, leaves[i * 499 : (i + 1) * 499])
+    assert await _allowed(db, lab, [root], lab.ann) is True
+    memory = await db.fetchval(
+        "insert into memories (workspace_id, key, audience_id) values ($1, 'mem', $2) returning id",
+        lab.ws,
+        lab.public_audience,
+    )
+    await db.execute(
+        "insert into message_memory_sources (workspace_id, message_id, memory_id)"
+        " values ($1, $2, $3)",
+        lab.ws,
+        leaves[0],
+        memory,
+    )
+    assert await _allowed(db, lab, [root], lab.ann) is False
+
+
+async def test_lineage_history_cap_is_500_per_node(db: asyncpg.Connection, lab: Lab) -> None:
+    root, *sources = await _messages(db, lab, 502)
+    await _cite(db, lab, root, sources[:500])
+    assert await _allowed(db, lab, [root], lab.ann) is True
+    await _cite(db, lab, root, sources[500:])
+    assert await _allowed(db, lab, [root], lab.ann) is False
+
+
+async def test_a_private_source_deep_in_the_lineage_denies(
+    db: asyncpg.Connection, lab: Lab
+) -> None:
+    (secret,) = await _messages(db, lab, 1, audience=lab.ben_audience)
+    a, b, c = await _messages(db, lab, 3)
+    await _cite(db, lab, a, [b])
+    await _cite(db, lab, b, [c])
+    await _cite(db, lab, c, [secret])
+    assert await _allowed(db, lab, [a], lab.ben) is True
+    assert await _allowed(db, lab, [a], lab.ann) is False
+
+
+async def test_unknown_provenance_denies(db: asyncpg.Connection, lab: Lab) -> None:
+    assert await _allowed(db, lab, [987_654_321], lab.ann) is False
+
+
+async def test_search_hides_a_reply_whose_lineage_overflows(
+    client: Any, db: asyncpg.Connection, lab: Lab, issue_token: Any
+) -> None:
+    bounded, overflowing, *sources = await _messages(db, lab, 503)
+    await db.execute("update messages set body = 'bounded summary' where id = $1", bounded)
+    await db.execute("update messages set body = 'overflowing summary' where id = $1", overflowing)
+    await _cite(db, lab, bounded, sources[:500])
+    await _cite(db, lab, overflowing, sources)
+    token = await issue_token("member", "lab", "ann")
+    assert await keys(client, token, "summary") == [f"bulk-{lab.next_seq - 503}"]
