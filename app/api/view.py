@@ -122,6 +122,16 @@ class RecallGraphQL(GraphQL[Context, None]):
         )
         return HTMLResponse(html.replace("<head>", "<head>" + preset, 1))
 
+    def _finish(self, request: Request, response: Response, context: Context) -> Response:
+        status = getattr(request.state, "status_code", None)
+        if status:
+            response.status_code = status
+        if GRAPHQL_RESPONSE in request.headers.get("accept", ""):
+            response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
+        if self.settings.expose_statement_count:
+            response.headers["x-recall-statements"] = str(context.db.statements)
+        return response
+
     async def process_result(
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
@@ -137,26 +147,6 @@ class RecallGraphQL(GraphQL[Context, None]):
         if request_error and GRAPHQL_RESPONSE in request.headers.get("accept", ""):
             request.state.status_code = 400
         return body
-
-    def create_response(
-        self, response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse], sub_response: Response
-    ) -> Response:
-        response = super().create_response(response_data, sub_response)
-        return response
-
-    async def run(
-        self, request: Request, context: Context | None = None, root_value: None = None
-    ) -> Response:  # type: ignore[override]
-        response = await super().run(request, context=context)  # type: ignore[arg-type]
-        status = getattr(request.state, "status_code", None)
-        if status:
-            response.status_code = status
-        if GRAPHQL_RESPONSE in request.headers.get("accept", ""):
-            response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
-        if context is not None and self.settings.expose_statement_count:
-            response.headers["x-recall-statements"] = str(context.db.statements)
-        return response
-
 
 def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
     formatted: dict[str, Any] = dict(error.formatted)
