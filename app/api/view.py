@@ -101,11 +101,12 @@ class RecallGraphQL(GraphQL[Context, None]):
                 loaders=Loaders(db, reader),
             )
             try:
-                return await self.run(request, context=context)
+                response = await self.run(request, context=context)
             except HTTPException as e:
                 return JSONResponse(
                     _error_body(e.reason, "BAD_USER_INPUT"), status_code=e.status_code
                 )
+            return self._finish(request, response, context)
         finally:
             await db.close()
 
