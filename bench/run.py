@@ -1,0 +1,679 @@
+"""The search benchmark: one fresh database, one generated workspace, one table of latencies.
+
+    python -m bench.run --messages 100000 --out results.json
+    python -m bench.run --smoke
+
+Creates `recall_bench_<pid>` on DATABASE_URL's server (or the embedded one), generates the
+fixture (bench.generate), imports it with `recall import` (a subprocess: the real path), starts
+`recall serve` as a subprocess on a free port, and measures messageSearch and historySearch over
+HTTP at concurrency 1 and 8, the bare SQL floor, and baselines (ILIKE, an expression GIN index
+on messages without the sidecar, N+1 hydration, ts_rank_cd over every match), all with the same
+eligibility predicates. A case that errors is recorded and the run goes on. The database is
+dropped at the end unless --keep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import httpx
+
+from app.api.ids import encode_id
+from app.db import resolve_database_url
+from app.settings import Settings
+from bench.generate import Summary, generate_file
+
+_RECALL = str(Path(sys.executable).with_name("recall"))
+
+MESSAGE_SEARCH = """
+query($q: String!, $author: AuthorFilter) {
+  messageSearch(query: $q, first: 20, author: $author) {
+    edges { cursor highlights { start end }
+            node { id key body createdAt scope { key } author { ... on Member { key } ... on Agent { key } } } }
+    pageInfo { hasNextPage endCursor }
+    candidateBudgetExhausted
+  }
+}"""
+HISTORY_SEARCH = """
+query($q: String!) {
+  historySearch(query: $q, first: 8) {
+    status count
+    edges { node { text score why { name value } message { id body }
+                   before { id body } after { id body } } }
+  }
+}"""
+START_TURN = """
+mutation($scope: ID!, $requester: ID!) {
+  startTurn(scopeId: $scope, requesterId: $requester) { token }
+}"""
+
+# --- SQL: the floor and the baselines -----------------------------------------------------
+# $1-$4 are the destination (app.data.eligibility's convention); eligibility is spelled the same
+# way the app spells it, so the floor and the baselines pay for the same rule.
+_ELIGIBLE = """m.evidence
+  and m.audience_id = any((select recall_allowed_audiences($1, $2, $3, $4))::bigint[])
+  and (not m.has_provenance or recall_lineage_allowed($1, array[m.id], $2, $3, $4))"""
+_AUTHOR = "and {alias}.author_id = any($6::bigint[])"
+FLOOR_SQL = f"""
+select d.message_id from search_documents d
+join messages m on m.workspace_id = d.workspace_id and m.id = d.message_id
+where d.workspace_id = $1 and d.tsv @@ recall_search_tsquery($5::text[], '{{}}', false)
+  {{author}} and {_ELIGIBLE}
+order by d.global_seq desc, d.scope_id, d.seq desc, d.message_id
+limit 20"""
+RANK_SQL = f"""
+select d.message_id, ts_rank_cd(d.tsv, q) as rank
+from search_documents d
+join messages m on m.workspace_id = d.workspace_id and m.id = d.message_id,
+     recall_search_tsquery($5::text[], '{{}}', false) q
+where d.workspace_id = $1 and d.tsv @@ q {{author}} and {_ELIGIBLE}
+order by rank desc, d.global_seq desc
+limit 20"""
+ILIKE_SQL = f"""
+select m.id from messages m
+where m.workspace_id = $1 and m.body ilike '%' || $5 || '%' {{author}} and {_ELIGIBLE}
+order by m.global_seq desc
+limit 20"""
+EXPR_SQL = f"""
+select m.id from messages m
+where m.workspace_id = $1
+  and recall_document_tsvector(m.body) @@ recall_search_tsquery($5::text[], '{{}}', false)
+  {{author}} and {_ELIGIBLE}
+order by m.global_seq desc
+limit 20"""
+EXPR_INDEX = (
+    "create index if not exists bench_messages_expr_tsv on messages"
+    " using gin (recall_document_tsvector(body))"
+)
+HYDRATE_ONE = "select id, key, body, created_at, scope_id, author_id from messages where workspace_id = $1 and id = $2"
+
+
+@dataclass
+class Stats:
+    n: int = 0
+    errors: int = 0
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    rps: float | None = None
+    statements: int | None = None
+    hits: int | None = None
+    error: str | None = None
+
+
+@dataclass
+class Case:
+    name: str
+    query: str
+    persona: str  # heavy | lowvis
+    author: bool = False
+
+
+@dataclass
+class Results:
+    messages: int
+    seed: int
+    server: str
+    generate: dict[str, Any] = field(default_factory=dict)
+    imported: dict[str, Any] = field(default_factory=dict)
+    sizes: dict[str, Any] = field(default_factory=dict)
+    visibility: dict[str, Any] = field(default_factory=dict)
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gateway_rss_mb: float | None = None
+    seconds: float = 0.0
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+def _stats(latencies: list[float], errors: int, first_error: str | None) -> Stats:
+    if not latencies:
+        return Stats(errors=errors, error=first_error)
+    return Stats(
+        n=len(latencies),
+        errors=errors,
+        p50_ms=round(statistics.median(latencies), 2),
+        p95_ms=_pct(latencies, 0.95),
+        p99_ms=_pct(latencies, 0.99),
+        error=first_error,
+    )
+
+
+def _with_database(dsn: str, name: str) -> str:
+    return urlunsplit(urlsplit(dsn)._replace(path="/" + name))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _say(line: str) -> None:
+    print(f"bench: {line}", file=sys.stderr, flush=True)
+
+
+# --- timing helpers -------------------------------------------------------------------------
+
+
+async def _time_sql(
+    conn: asyncpg.Connection, sql: str, args: list[Any], reps: int
+) -> tuple[Stats, int]:
+    latencies: list[float] = []
+    hits = 0
+    try:
+        await conn.fetch(sql, *args)  # warm
+        for _ in range(reps):
+            t = time.perf_counter()
+            rows = await conn.fetch(sql, *args)
+            latencies.append((time.perf_counter() - t) * 1000)
+            hits = len(rows)
+    except asyncpg.PostgresError as e:
+        return Stats(errors=1, error=f"{type(e).__name__}: {e}"), 0
+    s = _stats(latencies, 0, None)
+    s.hits = hits
+    return s, hits
+
+
+async def _time_n_plus_one(conn: asyncpg.Connection, sql: str, args: list[Any], reps: int) -> Stats:
+    """The floor query, then one statement per hit (naive per-hit hydration)."""
+    latencies: list[float] = []
+    try:
+        for _ in range(reps + 1):
+            t = time.perf_counter()
+            ids = [r[0] for r in await conn.fetch(sql, *args)]
+            for i in ids:
+                await conn.fetchrow(HYDRATE_ONE, args[0], i)
+            latencies.append((time.perf_counter() - t) * 1000)
+    except asyncpg.PostgresError as e:
+        return Stats(errors=1, error=f"{type(e).__name__}: {e}")
+    s = _stats(latencies[1:], 0, None)
+    s.statements = 1 + len(ids)
+    return s
+
+
+async def _time_http(
+    http: httpx.AsyncClient,
+    make: Callable[[int], tuple[str, dict[str, Any], str]],
+    reps: int,
+    concurrency: int,
+    check: Callable[[dict[str, Any]], int],
+) -> Stats:
+    """`reps` requests per worker, `concurrency` workers; errors are counted, not raised."""
+    latencies: list[float] = []
+    errors = 0
+    first_error: str | None = None
+    statements: int | None = None
+    hits: int | None = None
+
+    async def one(worker: int) -> None:
+        nonlocal errors, first_error, statements, hits
+        query, variables, token = make(worker)
+        t = time.perf_counter()
+        try:
+            r = await http.post(
+                "/graphql",
+                json={"query": query, "variables": variables},
+                headers={"authorization": f"Bearer {token}"},
+            )
+            elapsed = (time.perf_counter() - t) * 1000
+            body = r.json()
+            if r.status_code != 200 or body.get("errors"):
+                raise RuntimeError(f"HTTP {r.status_code}: {json.dumps(body)[:300]}")
+            hits = check(body["data"])
+            latencies.append(elapsed)
+            header = r.headers.get("x-recall-statements")
+            statements = int(header) if header else statements
+        except Exception as e:
+            errors += 1
+            first_error = first_error or f"{type(e).__name__}: {e}"[:400]
+
+    async def worker(w: int) -> None:
+        for _ in range(reps):
+            await one(w)
+
+    for w in range(min(concurrency, 2)):  # warm the pool and the caches
+        await one(w)
+    latencies.clear()
+    errors, first_error = 0, None
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(w) for w in range(concurrency)))
+    wall = time.perf_counter() - started
+    s = _stats(latencies, errors, first_error)
+    s.statements = statements
+    s.hits = hits
+    if concurrency > 1 and latencies:
+        s.rps = round(len(latencies) / wall, 1)
+    return s
+
+
+# --- the run --------------------------------------------------------------------------------
+
+
+async def _import(dsn: str, path: Path) -> dict[str, Any]:
+    env = {**os.environ, "DATABASE_URL": dsn}
+    t = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        _RECALL,
+        "import",
+        str(path),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"recall import failed: {err.decode().strip()[-500:]}")
+    summary: dict[str, Any] = json.loads(out)
+    summary["wall_seconds_with_process"] = round(time.perf_counter() - t, 2)
+    return summary
+
+
+async def _serve(dsn: str, port: int) -> asyncio.subprocess.Process:
+    env = {
+        **os.environ,
+        "DATABASE_URL": dsn,
+        "RECALL_EXPOSE_STATEMENT_COUNT": "1",
+        "RECALL_POOL_MAX": "10",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        _RECALL,
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    async with httpx.AsyncClient() as client:
+        for _ in range(200):
+            try:
+                if (await client.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
+                    return proc
+            except httpx.TransportError:
+                pass
+            if proc.returncode is not None:
+                raise RuntimeError("recall serve exited during startup")
+            await asyncio.sleep(0.1)
+    proc.terminate()
+    raise RuntimeError("recall serve did not start in 20 s")
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+async def run(args: argparse.Namespace) -> Results:
+    started = time.perf_counter()
+    settings = Settings()
+    server_dsn = resolve_database_url(settings)
+    name = f"recall_bench_{os.getpid()}"
+    dsn = _with_database(server_dsn, name)
+    results = Results(args.messages, args.seed, urlsplit(server_dsn).netloc.split("@")[-1])
+    admin = await asyncpg.connect(server_dsn)
+    await admin.execute(f'drop database if exists "{name}" with (force)')
+    await admin.execute(f'create database "{name}"')
+    try:
+        with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
+            path = Path(tmp) / "fixture.json"
+            _say(f"generating {args.messages} messages (seed {args.seed})")
+            summary: Summary = generate_file(args.messages, args.seed, path, sys.stderr)
+            results.generate = {k: getattr(summary, k) for k in summary.__dataclass_fields__}
+            _say(f"generated in {summary.seconds} s; importing with `recall import`")
+            results.imported = await _import(dsn, path)
+            _say(f"imported: {results.imported.get('messages_per_second')} messages/s")
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("vacuum analyze")
+            await _measure(conn, dsn, args, summary, results)
+        finally:
+            await conn.close()
+    finally:
+        if not args.keep:
+            await admin.execute(f'drop database if exists "{name}" with (force)')
+        else:
+            _say(f"kept database {name}")
+        await admin.close()
+    results.seconds = round(time.perf_counter() - started, 1)
+    return results
+
+
+async def _ids(conn: asyncpg.Connection, kind_keys: list[tuple[str, str]]) -> dict[str, int]:
+    rows = await conn.fetch(
+        "select key, id from actors where key = any($1::text[])", [k for _, k in kind_keys]
+    )
+    return {r["key"]: r["id"] for r in rows}
+
+
+async def _measure(
+    conn: asyncpg.Connection,
+    dsn: str,
+    args: argparse.Namespace,
+    summary: Summary,
+    results: Results,
+) -> None:
+    from app.tokens import issue_actor_token
+
+    mk = summary.markers
+    ws, ns = await conn.fetchrow(
+        "select id, default_namespace_id from workspaces where key = 'bench'"
+    ) or (0, 0)
+    actors = await _ids(
+        conn, [("m", mk["heavy_member"]), ("m", mk["lowvis_member"]), ("a", mk["scout_agent"])]
+    )
+    heavy, lowvis, scout = (
+        actors[mk["heavy_member"]],
+        actors[mk["lowvis_member"]],
+        actors[mk["scout_agent"]],
+    )
+    tokens = {
+        "heavy": await issue_actor_token(conn, "bench", "member", mk["heavy_member"]),
+        "lowvis": await issue_actor_token(conn, "bench", "member", mk["lowvis_member"]),
+        "agent": await issue_actor_token(conn, "bench", "agent", mk["scout_agent"]),
+    }
+    dest = {p: [ws, "members", ns, [pk]] for p, pk in (("heavy", heavy), ("lowvis", lowvis))}
+    results.sizes = await _sizes(conn)
+    results.visibility = await _visibility(conn, dest, mk, scout, ws)
+    _say(f"visibility: {json.dumps(results.visibility)}")
+
+    cases = [
+        Case("rare", mk["rare"], "heavy"),
+        Case("mid", mk["mid"], "heavy"),
+        Case("common", mk["common"], "heavy"),
+        Case("phrase", f'"{mk["phrase"]}"', "heavy"),
+        Case("cjk", mk["cjk"], "heavy"),
+        Case("author", mk["common"], "heavy", author=True),
+        Case("lowvis", mk["lowvis"], "lowvis"),
+    ]
+    reps = args.reps
+    # SQL: floor and baselines, same eligibility.
+    for c in cases:
+        terms = [mk["phrase"]] if c.name == "phrase" else [c.query]
+        base = [*dest[c.persona], terms]
+        raw = mk["phrase"] if c.name == "phrase" else c.query
+        author = [heavy] if c.author else None
+        a_sql = _AUTHOR if c.author else ""
+        d_sql = a_sql.replace("{alias}", "d")
+        row = results.rows.setdefault(f"messageSearch {c.name}", {})
+        floor_args = [*base, author] if author else base
+        row["sql_floor"], _ = await _time_sql(
+            conn, FLOOR_SQL.replace("{author}", d_sql), floor_args, reps
+        )
+        row["rank_all_ts_rank_cd"], _ = await _time_sql(
+            conn, RANK_SQL.replace("{author}", d_sql), floor_args, max(3, reps // 3)
+        )
+        ilike_args = [*dest[c.persona], raw, *([author] if author else [])]
+        row["ilike"], _ = await _time_sql(
+            conn,
+            ILIKE_SQL.replace("{author}", a_sql.replace("{alias}", "m")),
+            ilike_args,
+            max(3, reps // 5),
+        )
+        row["n_plus_one"] = await _time_n_plus_one(
+            conn, FLOOR_SQL.replace("{author}", d_sql), floor_args, max(3, reps // 3)
+        )
+        _say(
+            f"sql {c.name}: floor p50 {row['sql_floor'].p50_ms} ms, ilike p50 {row['ilike'].p50_ms} ms"
+        )
+
+    # HTTP: end to end through `recall serve`.
+    port = _free_port()
+    serve = await _serve(dsn, port)
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", timeout=60, limits=httpx.Limits(max_connections=16)
+        ) as http:
+            author_filter = {"kind": "MEMBER", "id": encode_id("Member", heavy)}
+            for c in cases:
+                variables: dict[str, Any] = {"q": c.query}
+                if c.author:
+                    variables["author"] = author_filter
+                token = tokens[c.persona]
+                row = results.rows[f"messageSearch {c.name}"]
+
+                def make(
+                    _w: int, v: dict[str, Any] = variables, t: str = token
+                ) -> tuple[str, dict[str, Any], str]:
+                    return MESSAGE_SEARCH, v, t
+
+                def edges(data: dict[str, Any]) -> int:
+                    return len(data["messageSearch"]["edges"])
+
+                row["http_c1"] = await _time_http(http, make, reps, 1, edges)
+                row["http_c8"] = await _time_http(http, make, max(2, reps // 4), 8, edges)
+                _say(
+                    f"http {c.name}: p50 {row['http_c1'].p50_ms} ms, c8 {row['http_c8'].rps} req/s {row['http_c1'].error or ''}"
+                )
+
+            # historySearch: one turn per worker, started with the agent token.
+            turn_tokens: list[str] = []
+            scout_dm = await conn.fetchval(
+                "select id from scopes where workspace_id = $1 and key = $2", ws, mk["scout_dm"]
+            )
+            start_error: str | None = None
+            for _ in range(9):
+                r = await http.post(
+                    "/graphql",
+                    json={
+                        "query": START_TURN,
+                        "variables": {
+                            "scope": encode_id("Scope", scout_dm),
+                            "requester": encode_id("Member", heavy),
+                        },
+                    },
+                    headers={"authorization": f"Bearer {tokens['agent']}"},
+                )
+                body = r.json()
+                if body.get("errors") or not body.get("data"):
+                    start_error = json.dumps(body)[:400]
+                    break
+                turn_tokens.append(body["data"]["startTurn"]["token"])
+            for name, term in (("rare", mk["rare"]), ("common", mk["common"])):
+                row = results.rows.setdefault(f"historySearch {name}", {})
+                if start_error:
+                    row["http_c1"] = Stats(errors=1, error=f"startTurn: {start_error}")
+                    continue
+
+                def hmake(w: int, q: str = term) -> tuple[str, dict[str, Any], str]:
+                    return HISTORY_SEARCH, {"q": q}, turn_tokens[w % len(turn_tokens)]
+
+                def hits(data: dict[str, Any]) -> int:
+                    return int(data["historySearch"]["count"])
+
+                row["http_c1"] = await _time_http(http, hmake, reps, 1, hits)
+                row["http_c8"] = await _time_http(http, hmake, max(2, reps // 4), 8, hits)
+                _say(
+                    f"http history {name}: p50 {row['http_c1'].p50_ms} ms {row['http_c1'].error or ''}"
+                )
+        results.gateway_rss_mb = _rss_mb(serve.pid)
+    finally:
+        serve.terminate()
+        await serve.wait()
+
+    # Expression GIN index on messages (no sidecar): built last, it only adds an index.
+    if not args.skip_expression_index:
+        _say("building the expression GIN index baseline")
+        t = time.perf_counter()
+        try:
+            await conn.execute(EXPR_INDEX)
+            await conn.execute("analyze messages")
+            results.sizes["expression_index_build_seconds"] = round(time.perf_counter() - t, 1)
+            results.sizes["expression_index"] = await conn.fetchval(
+                "select pg_relation_size('bench_messages_expr_tsv')"
+            )
+        except asyncpg.PostgresError as e:
+            results.sizes["expression_index_error"] = str(e)
+        for c in cases:
+            terms = [mk["phrase"]] if c.name == "phrase" else [c.query]
+            a_sql = _AUTHOR if c.author else ""
+            expr_args = [*dest[c.persona], terms, *([[heavy]] if c.author else [])]
+            row = results.rows[f"messageSearch {c.name}"]
+            row["expression_gin"], _ = await _time_sql(
+                conn,
+                EXPR_SQL.replace("{author}", a_sql.replace("{alias}", "m")),
+                expr_args,
+                max(3, reps // 3),
+            )
+
+
+async def _sizes(conn: asyncpg.Connection) -> dict[str, Any]:
+    row = await conn.fetchrow(
+        """
+        select pg_total_relation_size('messages') as messages_total,
+               pg_table_size('messages') as messages_table,
+               pg_total_relation_size('search_documents') as sidecar_total,
+               pg_table_size('search_documents') as sidecar_table,
+               pg_relation_size('search_documents_tsv') as sidecar_gin,
+               pg_relation_size('search_documents_recency') as sidecar_recency
+        """
+    )
+    assert row is not None
+    return dict(row)
+
+
+async def _visibility(
+    conn: asyncpg.Connection,
+    dest: dict[str, list[Any]],
+    mk: dict[str, str],
+    scout: int,
+    ws: int,
+) -> dict[str, Any]:
+    """What each persona may read, so the cases say what they measure."""
+    out: dict[str, Any] = {}
+    total = await conn.fetchval("select count(*) from messages")
+    for persona, d in dest.items():
+        readable = await conn.fetchval(
+            f"select count(*) from messages m where m.workspace_id = $1 and {_ELIGIBLE}", *d
+        )
+        out[f"{persona}_readable_fraction"] = round(readable / total, 4)
+    lowvis_matches = await conn.fetchrow(
+        f"""
+        select count(*) as matches, count(*) filter (where {_ELIGIBLE}) as readable
+        from search_documents d join messages m on m.workspace_id = d.workspace_id and m.id = d.message_id
+        where d.workspace_id = $1 and d.tsv @@ recall_search_tsquery(array[$5], '{{}}', false)
+        """,
+        *dest["lowvis"],
+        mk["lowvis"],
+    )
+    assert lowvis_matches is not None
+    out["lowvis_term_matches"] = lowvis_matches["matches"]
+    out["lowvis_term_readable"] = lowvis_matches["readable"]
+    perspective = await conn.fetchval(
+        """
+        select count(*) from messages m join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id
+        where m.workspace_id = $1 and exists (select 1 from scope_members sm
+            where sm.workspace_id = $1 and sm.scope_id = coalesce(s.parent_id, s.id) and sm.actor_id = $2)
+        """,
+        ws,
+        scout,
+    )
+    out["scout_perspective_fraction"] = round(perspective / total, 4)
+    return out
+
+
+# --- output ---------------------------------------------------------------------------------
+
+_COLUMNS = [
+    ("http_c1", "p50"),
+    ("http_c1", "p95"),
+    ("http_c1", "p99"),
+    ("http_c8", "p50"),
+    ("http_c8", "rps"),
+    ("http_c1", "stmts"),
+    ("sql_floor", "p50"),
+    ("expression_gin", "p50"),
+    ("rank_all_ts_rank_cd", "p50"),
+    ("ilike", "p50"),
+    ("n_plus_one", "p50"),
+]
+
+
+def _cell(s: Stats | None, what: str) -> str:
+    if s is None:
+        return "-"
+    if s.error and s.p50_ms is None:
+        return "ERR"
+    value = {
+        "p50": s.p50_ms,
+        "p95": s.p95_ms,
+        "p99": s.p99_ms,
+        "rps": s.rps,
+        "stmts": s.statements,
+    }[what]
+    return "-" if value is None else f"{value}"
+
+
+def table(results: Results) -> str:
+    head = ["case"] + [f"{m} {w}" for m, w in _COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, row in results.rows.items():
+        cells = [name] + [_cell(row.get(m), w) for m, w in _COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    errors = [
+        f"- {name} / {m}: {s.error}"
+        for name, row in results.rows.items()
+        for m, s in row.items()
+        if s.error
+    ]
+    return "\n".join(lines + (["", "errors:", *errors] if errors else []))
+
+
+def _jsonable(results: Results) -> dict[str, Any]:
+    out = asdict(results)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    p.add_argument("--messages", type=int, default=20_000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--reps", type=int, default=30, help="repetitions per case (K)")
+    p.add_argument("--database-url", default=None, help="server to create the database on")
+    p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    p.add_argument("--smoke", action="store_true", help="2,000 messages, 5 repetitions")
+    p.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    p.add_argument("--skip-expression-index", action="store_true")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.messages, args.reps = 2000, 5
+    if args.database_url:
+        os.environ["DATABASE_URL"] = args.database_url
+    results = asyncio.run(run(args))
+    print(table(results))
+    print(
+        f"\nimport: {results.imported.get('messages_per_second')} msg/s; "
+        f"sizes: {json.dumps(results.sizes)}; gateway peak RSS: {results.gateway_rss_mb} MB; "
+        f"total {results.seconds} s"
+    )
+    if args.out:
+        args.out.write_text(json.dumps(_jsonable(results), indent=2, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()
