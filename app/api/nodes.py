@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 
 from app.api.context import Info
+from app.api.history import resolve_turns
 from app.api.ids import decode_id
 from app.api.types import Agent, Member, Message, Node, Scope, Workspace
 from app.data import directory
@@ -59,6 +60,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     "Member": _members,
     "Agent": _agents,
     "Message": _messages,
+    "Turn": resolve_turns,
 }
 
 

@@ -8,6 +8,9 @@ from strawberry.tools import merge_types
 
 import app.api.ids  # noqa: F401  (installs the strict ID parsing)
 from app.api.context import Info
+from app.api.history import HistoryMutation, HistoryQuery
+from app.api.history_types import Turn
+from app.api.message_search import MessageSearchQuery
 from app.api.nodes import resolve_nodes
 from app.api.types import Agent, Member, Message, Node, Scope, Workspace
 from app.api.viewer import Viewer
@@ -35,8 +38,8 @@ class CoreQuery:
 
 
 # Each API area contributes its root fields here.
-QUERY_PARTS: tuple[type, ...] = (CoreQuery,)
-MUTATION_PARTS: tuple[type, ...] = ()
+QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery)
+MUTATION_PARTS: tuple[type, ...] = (HistoryMutation,)
 
 Query = merge_types("Query", QUERY_PARTS)
 Mutation = merge_types("Mutation", MUTATION_PARTS) if MUTATION_PARTS else None
@@ -44,7 +47,7 @@ Mutation = merge_types("Mutation", MUTATION_PARTS) if MUTATION_PARTS else None
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
-    types=[Workspace, Scope, Member, Agent, Message],
+    types=[Workspace, Scope, Member, Agent, Message, Turn],
     extensions=[
         lambda: QueryDepthLimiter(max_depth=12),
         lambda: MaxTokensLimiter(max_token_count=4000),

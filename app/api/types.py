@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
@@ -11,6 +11,9 @@ from app.api.context import Info
 from app.api.ids import encode_id
 from app.data import directory
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+
+if TYPE_CHECKING:
+    from app.api.transcript import MessageConnection
 
 
 @strawberry.interface(description="An object with a global id.")
@@ -60,6 +63,7 @@ class Scope(Node):
     visibility: str | None
     name: str | None
     parent_id: strawberry.Private[int | None]
+    pk: strawberry.Private[int]
 
     @strawberry.field
     async def parent(self, info: Info) -> Scope | None:
@@ -67,6 +71,26 @@ class Scope(Node):
             return None
         row = await info.context.loaders.scope_by_id.load(self.parent_id)
         return Scope.of(row) if row else None
+
+    @strawberry.field(
+        description="The messages of this scope the viewer may read, in order: `around` a "
+        "message (`last` before it, the message, `first` after it), or `first` after / `last` "
+        "before a cursor. Messages the viewer may not read are skipped."
+    )
+    async def messages(
+        self,
+        info: Info,
+        around: strawberry.ID | None = None,
+        first: int | None = None,
+        last: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Annotated[MessageConnection, strawberry.lazy("app.api.transcript")]:
+        from app.api.transcript import scope_messages  # the transcript module imports this one
+
+        return await scope_messages(
+            info, self.pk, around=around, first=first, last=last, after=after, before=before
+        )
 
     @classmethod
     def of(cls, row: ScopeRow) -> Scope:
@@ -77,6 +101,7 @@ class Scope(Node):
             visibility=row.visibility,
             name=row.name,
             parent_id=row.parent_id,
+            pk=row.id,
         )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import strawberry
 
 from app.api.context import Info
+from app.api.history import viewer_turn
+from app.api.history_types import Turn
 from app.api.types import Agent, Member, Workspace
 from app.data import directory
 
@@ -32,3 +34,7 @@ class Viewer:
             return None
         row = await info.context.loaders.actor_by_id.load(reader.agent_id)
         return Agent.of(row) if row else None
+
+    @strawberry.field(description="The turn behind a turn token.")
+    async def turn(self, info: Info) -> Turn | None:
+        return await viewer_turn(info)

@@ -1,0 +1,185 @@
+"""The object types of historySearch, turns and replies (CONTRACT.md). Hits are hydrated in
+the resolver and returned as plain attributes; only a turn's relations use loaders."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import strawberry
+
+from app.api.context import Info
+from app.api.ids import encode_id
+from app.api.pagination import PageInfo
+from app.api.types import Member, Message, Node, Scope
+from app.data import turns
+from app.data.turns import AuditRow
+
+
+@strawberry.enum(description="Whose messages historySearch returns.")
+class Speaker(Enum):
+    ANYONE = "ANYONE"
+    REQUESTER = "REQUESTER"
+    YOU = "YOU"
+
+
+@strawberry.enum
+class HistorySearchStatus(Enum):
+    OK = "OK"
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
+
+
+@strawberry.type(description="One ranking feature of a hit; a hit's components sum to its score.")
+class ScoreComponent:
+    name: str
+    value: float
+
+
+def _doc(text: str) -> Any:
+    return strawberry.field(description=text)
+
+
+@strawberry.type(description="A message found by historySearch, with the exchange around it.")
+class HistoryHit:
+    message: Message
+    where: str = _doc("`#general`, `#secret (private)`, `DM with Alice`, `thread in #general`.")
+    channel: str | None = _doc("The channel's name (a thread's parent); null for a DM.")
+    this_conversation: bool = _doc("Said in the turn's own conversation (or its threads).")
+    when: datetime
+    ago: str = _doc("How long before the turn started, e.g. `3 days ago`.")
+    speaker: str = _doc("A stable label: `Sam (sam1)` when names collide, `Helper (agent)`.")
+    text: str = _doc("The body, or a snippet around the first match when the body is long.")
+    before: list[Message] = _doc("Up to two eligible messages just before, oldest first.")
+    after: list[Message] = _doc("Up to two eligible messages just after, oldest first.")
+    score: float
+    why: list[ScoreComponent] = _doc("The ranking features; they sum to `score`.")
+
+
+@strawberry.type
+class HistoryHitEdge:
+    cursor: str
+    node: HistoryHit
+
+
+@strawberry.type
+class HistorySearchConnection:
+    status: HistorySearchStatus
+    message_ids: list[strawberry.ID] = strawberry.field(
+        description="Every message shown (hits and neighbors) in result order: exactly what "
+        "joined the turn's evidence."
+    )
+    count: int = strawberry.field(description="Hits on this page.")
+    edges: list[HistoryHitEdge]
+    page_info: PageInfo
+
+
+@strawberry.type
+class ExclusionCounts:
+    already_in_context: int
+    no_evidence: int
+    audience: int
+    lineage: int
+    below_cutoff: int
+
+
+@strawberry.type
+class AuditedHit:
+    message_id: strawberry.ID
+    score: float
+    why: list[ScoreComponent]
+
+
+@strawberry.type(description="The audit row of one historySearch (never the query text).")
+class SearchAudit:
+    query_digest: str
+    status: str
+    speaker: str
+    since: str | None
+    until: str | None
+    selected: list[AuditedHit]
+    exclusions: ExclusionCounts
+    created_at: datetime
+
+    @classmethod
+    def of(cls, row: AuditRow) -> SearchAudit:
+        f, x = row.filters, row.exclusions
+        return cls(
+            query_digest=row.query_digest,
+            status=str(f.get("status", "OK")),
+            speaker=str(f.get("speaker", "ANYONE")),
+            since=f.get("since"),
+            until=f.get("until"),
+            selected=[
+                AuditedHit(
+                    message_id=encode_id("Message", int(s["message_id"])),
+                    score=float(s["score"]),
+                    why=[ScoreComponent(name=k, value=float(v)) for k, v in s["why"].items()],
+                )
+                for s in row.selected
+            ],
+            exclusions=ExclusionCounts(
+                already_in_context=x["already_in_context"],
+                no_evidence=x["no_evidence"],
+                audience=x["audience"],
+                lineage=x["lineage"],
+                below_cutoff=x["below_cutoff"],
+            ),
+            created_at=row.created_at,
+        )
+
+
+@strawberry.type(description="An agent's turn: only the agent's own turn token reads it.")
+class Turn(Node):
+    created_at: datetime
+    pk: strawberry.Private[int]
+    scope_id: strawberry.Private[int]
+    requester_id: strawberry.Private[int]
+
+    @strawberry.field
+    async def scope(self, info: Info) -> Scope:
+        row = await info.context.loaders.scope_by_id.load(self.scope_id)
+        assert row is not None
+        return Scope.of(row)
+
+    @strawberry.field
+    async def requester(self, info: Info) -> Member:
+        row = await info.context.loaders.actor_by_id.load(self.requester_id)
+        assert row is not None
+        return Member.of(row)
+
+    @strawberry.field(description="Every message this turn's searches showed (its ledger).")
+    async def evidence(self, info: Info) -> list[Message]:
+        ids = await turns.evidence_ids(info.context.db, info.context.reader.workspace_id, self.pk)
+        rows = await info.context.loaders.message_by_id.load_many(ids)
+        return [Message.of(r) for r in rows if r is not None]
+
+    @strawberry.field(description="The audit rows of this turn's searches, oldest first.")
+    async def searches(self, info: Info) -> list[SearchAudit]:
+        rows = await turns.audits_of_turn(
+            info.context.db, info.context.reader.workspace_id, self.pk
+        )
+        return [SearchAudit.of(r) for r in rows]
+
+    @classmethod
+    def of(cls, row: turns.TurnRow) -> Turn:
+        return cls(
+            id=encode_id("Turn", row.id),
+            created_at=row.created_at,
+            pk=row.id,
+            scope_id=row.scope_id,
+            requester_id=row.requester_id,
+        )
+
+
+@strawberry.type
+class StartTurnResult:
+    turn: Turn
+    token: str
+
+
+@strawberry.type
+class ReplyResult:
+    delivered: bool
+    message: Message | None
+    withheld_reason: str | None

@@ -1,0 +1,79 @@
+"""Writing an agent's reply: the next message of the turn's scope, with the turn's provenance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.data.eligibility import Destination, eligible
+from app.data.messages import MESSAGE_COLUMNS
+from app.data.rows import MessageRow
+from app.data.session import Session
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenReply:
+    message: MessageRow
+    sources: int
+
+
+async def write_reply(
+    db: Session, workspace_id: int, turn_id: int, scope_id: int, agent_id: int, body: str
+) -> WrittenReply:
+    """Insert the reply and its message_sources (the turn's evidence ∪ its loaded window).
+
+    The caller holds the turn's row lock in a transaction. The workspace row is locked before
+    the scope row, always in that order, so concurrent writers never deadlock; the two
+    counters then give the next global_seq and seq.
+    """
+    global_seq: int = await db.fetchval(
+        "update workspaces set last_global_seq = last_global_seq + 1 where id = $1"
+        " returning last_global_seq",
+        workspace_id,
+    )
+    scope = await db.fetchrow(
+        "update scopes set last_seq = last_seq + 1 where workspace_id = $1 and id = $2"
+        " returning last_seq, origin_audience_id",
+        workspace_id,
+        scope_id,
+    )
+    assert scope is not None
+    row = await db.fetchrow(
+        f"""
+        with src as (
+            select message_id from turn_evidence where workspace_id = $1 and turn_id = $2
+            union
+            select message_id from turn_window where workspace_id = $1 and turn_id = $2
+        ), m as (
+            insert into messages (workspace_id, key, scope_id, seq, global_seq, author_id, body,
+                                  created_at, audience_id, evidence, has_provenance)
+            values ($1, 'reply-' || $2::bigint || '-' || $4::integer, $3, $4, $5, $6, $7,
+                    now(), $8, true, exists (select 1 from src))
+            returning *
+        ), linked as (
+            insert into message_sources (workspace_id, message_id, source_message_id)
+            select $1, m.id, src.message_id from m, src
+        )
+        select {MESSAGE_COLUMNS}, (select count(*) from src) as sources from m
+        """,
+        workspace_id,
+        turn_id,
+        scope_id,
+        scope["last_seq"],
+        global_seq,
+        agent_id,
+        body,
+        scope["origin_audience_id"],
+    )
+    assert row is not None
+    return WrittenReply(MessageRow.of(row), row["sources"])
+
+
+async def deliverable(db: Session, destination: Destination, message_id: int) -> bool:
+    """The pre-delivery recheck: the same eligibility every read uses — evidence, the reply's
+    own audience, and the lineage walk over everything it was built from, caps included."""
+    allowed: bool | None = await db.fetchval(
+        f"select {eligible('m')} from messages m where m.workspace_id = $1 and m.id = $5",
+        *destination.params(),
+        message_id,
+    )
+    return bool(allowed)

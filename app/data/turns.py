@@ -1,0 +1,275 @@
+"""Turns: an agent's searches and replies bound to a scope, a requester and a destination.
+
+A turn is created once (by `startTurn` or `recall turn`) and never changes. Everything a search
+or a reply needs to know about who is asking and where text will be shown is read from here,
+never from request arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from app.data.eligibility import Destination, eligible, in_perspective
+from app.data.session import Session
+
+# The CLI runs on a bare connection, the API on a request session; both speak the same calls.
+Executor = asyncpg.Connection | Session
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    id: int
+    workspace_id: int
+    agent_id: int
+    scope_id: int
+    # The scope's conversation: a thread's parent, else the scope itself.
+    conversation_id: int
+    requester_id: int
+    trigger_message_id: int | None
+    created_at: datetime
+    destination: Destination
+    # The ledger so far (at most 400 ids): what this turn's searches already showed.
+    evidence: frozenset[int]
+    # Still a member of the turn's scope now (membership may have changed since the start).
+    agent_in_scope: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTarget:
+    """What startTurn checks before it writes anything."""
+
+    scope_exists: bool
+    agent_in_scope: bool
+    requester_is_member: bool
+    trigger_seq: int | None
+    destination: Destination | None
+
+
+_TURN = f"""
+select {in_perspective("t.scope_id", "$3")} as agent_in_scope, t.id, t.workspace_id, t.agent_id, t.scope_id, coalesce(s.parent_id, s.id) as conversation_id,
+       t.requester_id, t.trigger_message_id, t.created_at,
+       a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
+       array(select e.message_id from turn_evidence e
+             where e.workspace_id = t.workspace_id and e.turn_id = t.id) as evidence
+from turns t
+join scopes s on s.workspace_id = t.workspace_id and s.id = t.scope_id
+join audiences a on a.workspace_id = t.workspace_id and a.id = t.destination_audience_id
+where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3
+"""
+
+
+def _turn_row(r: asyncpg.Record) -> TurnRow:
+    destination = Destination(
+        r["workspace_id"], r["dest_kind"], r["dest_ns"], tuple(r["dest_readers"])
+    )
+    return TurnRow(
+        r["id"],
+        r["workspace_id"],
+        r["agent_id"],
+        r["scope_id"],
+        r["conversation_id"],
+        r["requester_id"],
+        r["trigger_message_id"],
+        r["created_at"],
+        destination,
+        frozenset(r["evidence"]),
+        r["agent_in_scope"],
+    )
+
+
+async def turn_by_id(db: Session, workspace_id: int, turn_id: int, agent_id: int) -> TurnRow | None:
+    row = await db.fetchrow(_TURN, workspace_id, turn_id, agent_id)
+    return _turn_row(row) if row else None
+
+
+async def lock_turn(db: Session, workspace_id: int, turn_id: int, agent_id: int) -> TurnRow | None:
+    """The turn, row-locked until the end of the transaction: searches and replies of one turn
+    run one at a time, so the evidence ceiling cannot be overrun by two concurrent searches."""
+    row = await db.fetchrow(_TURN + " for update of t", workspace_id, turn_id, agent_id)
+    return _turn_row(row) if row else None
+
+
+async def turn_target(
+    db: Executor,
+    workspace_id: int,
+    agent_id: int,
+    scope_id: int,
+    requester_id: int,
+    trigger_message_id: int | None,
+) -> TurnTarget:
+    row = await db.fetchrow(
+        f"""
+        select s.id is not null as scope_exists,
+               s.id is not null and {in_perspective("s.id", "$2")} as agent_in_scope,
+               exists (select 1 from actors r
+                       where r.workspace_id = $1 and r.id = $4 and r.kind = 'member') as requester_ok,
+               (select tm.seq from messages tm
+                where tm.workspace_id = $1 and tm.id = $5 and tm.scope_id = s.id) as trigger_seq,
+               a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers
+        from (select 1) one
+        left join scopes s on s.workspace_id = $1 and s.id = $3
+        left join audiences a on a.workspace_id = $1 and a.id = s.destination_audience_id
+        """,
+        workspace_id,
+        agent_id,
+        scope_id,
+        requester_id,
+        trigger_message_id,
+    )
+    assert row is not None
+    destination = None
+    if row["dest_kind"] is not None and row["dest_ns"] is not None:
+        destination = Destination(
+            workspace_id, row["dest_kind"], row["dest_ns"], tuple(row["dest_readers"])
+        )
+    return TurnTarget(
+        row["scope_exists"],
+        row["agent_in_scope"],
+        row["requester_ok"],
+        row["trigger_seq"],
+        destination,
+    )
+
+
+async def insert_turn(
+    db: Executor,
+    destination: Destination,
+    *,
+    agent_id: int,
+    scope_id: int,
+    requester_id: int,
+    trigger_message_id: int | None,
+    trigger_seq: int | None,
+    window: int,
+) -> int:
+    """Write the turn and its loaded window: the last `window` messages of the scope before the
+    trigger (or the latest). The window is what the runtime puts in the prompt, so it holds
+    only messages eligible for the turn's destination, like any other read."""
+    turn_id: int = await db.fetchval(
+        f"""
+        with t as (
+            insert into turns (workspace_id, agent_id, scope_id, requester_id, trigger_message_id,
+                               window_size, destination_audience_id)
+            select $1, $5, $6, $7, $8, $10, s.destination_audience_id
+            from scopes s where s.workspace_id = $1 and s.id = $6
+            returning id
+        ), w as (
+            insert into turn_window (workspace_id, turn_id, message_id)
+            select $1, t.id, m.id
+            from t, lateral (
+                select m.id from messages m
+                where m.workspace_id = $1 and m.scope_id = $6
+                  and ($9::integer is null or m.seq < $9)
+                  and {eligible("m")} and {in_perspective("m.scope_id", "$5")}
+                order by m.seq desc
+                limit $10
+            ) m
+        )
+        select id from t
+        """,
+        *destination.params(),
+        agent_id,
+        scope_id,
+        requester_id,
+        trigger_message_id,
+        trigger_seq,
+        window,
+    )
+    return turn_id
+
+
+@dataclass(frozen=True, slots=True)
+class TurnKeys:
+    """Fixture keys resolved to ids for `recall turn` (None where a key names nothing)."""
+
+    workspace_id: int | None
+    agent_id: int | None
+    scope_id: int | None
+    requester_id: int | None
+    trigger_id: int | None
+
+
+async def ids_by_keys(
+    db: Executor, workspace: str, agent: str, scope: str, requester: str, trigger: str | None
+) -> TurnKeys:
+    row = await db.fetchrow(
+        """
+        select w.id as ws, ag.id as agent, s.id as scope, r.id as requester, m.id as trigger
+        from (select 1) one
+        left join workspaces w on w.key = $1
+        left join actors ag on ag.workspace_id = w.id and ag.key = $2 and ag.kind = 'agent'
+        left join scopes s on s.workspace_id = w.id and s.key = $3
+        left join actors r on r.workspace_id = w.id and r.key = $4 and r.kind = 'member'
+        left join messages m on m.workspace_id = w.id and m.key = $5
+        """,
+        workspace,
+        agent,
+        scope,
+        requester,
+        trigger,
+    )
+    assert row is not None
+    return TurnKeys(row["ws"], row["agent"], row["scope"], row["requester"], row["trigger"])
+
+
+async def evidence_ids(db: Session, workspace_id: int, turn_id: int) -> list[int]:
+    """The turn's ledger, in the order messages joined it."""
+    rows = await db.fetch(
+        "select message_id from turn_evidence where workspace_id = $1 and turn_id = $2"
+        " order by added_at, message_id",
+        workspace_id,
+        turn_id,
+    )
+    return [r["message_id"] for r in rows]
+
+
+async def add_evidence(db: Session, workspace_id: int, turn_id: int, ids: Sequence[int]) -> None:
+    """Persist what a search showed. Idempotent: a message already in the ledger stays once."""
+    await db.execute(
+        """
+        insert into turn_evidence (workspace_id, turn_id, message_id)
+        select $1, $2, x from unnest($3::bigint[]) as x
+        on conflict do nothing
+        """,
+        workspace_id,
+        turn_id,
+        list(ids),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    id: int
+    query_digest: str
+    filters: dict[str, Any]
+    selected: list[dict[str, Any]]
+    exclusions: dict[str, int]
+    created_at: datetime
+
+
+async def audits_of_turn(db: Session, workspace_id: int, turn_id: int) -> list[AuditRow]:
+    rows = await db.fetch(
+        """
+        select id, query_digest, filters, selected, exclusions, created_at from search_audit
+        where workspace_id = $1 and turn_id = $2 and surface = 'history_search'
+        order by created_at, id
+        """,
+        workspace_id,
+        turn_id,
+    )
+    return [
+        AuditRow(
+            r["id"],
+            r["query_digest"],
+            r["filters"],
+            r["selected"],
+            r["exclusions"],
+            r["created_at"],
+        )
+        for r in rows
+    ]

@@ -1,0 +1,58 @@
+"""postReply: persist the agent's reply, then recheck it against the turn's destination.
+
+The reply's provenance is everything the turn saw: its ledger (every message its searches
+showed) and its loaded window. The recheck runs the lineage walk over the persisted reply, so
+what is checked is exactly what later readers will walk.
+
+A withheld reply is not kept: the transaction that wrote it is rolled back. Keeping it (say,
+with evidence = false, which eligibility would hide everywhere) would leave undisclosable text
+in the transcript and its words in the search index, for every future read path to keep
+hiding, and nothing needs it: the runtime is told why and may answer differently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.data import replies, turns
+from app.data.rows import MessageRow
+from app.data.session import Session
+from app.errors import BadUserInput, Forbidden
+from app.history.ledger import Ledger
+
+MAX_BODY = 20_000
+WITHHELD = (
+    "the reply was built from messages or memories that may not be shown in this conversation,"
+    " or its provenance exceeds the lineage limits; it was not delivered"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyOutcome:
+    delivered: bool
+    message: MessageRow | None
+    withheld_reason: str | None
+
+
+class _Withheld(Exception):
+    """Raised inside the reply's transaction to roll the reply back."""
+
+
+async def post_reply(
+    db: Session, *, workspace_id: int, agent_id: int, ledger: Ledger, body: str
+) -> ReplyOutcome:
+    if not body.strip() or len(body) > MAX_BODY:
+        raise BadUserInput(f"body must be 1 to {MAX_BODY} characters, not only spaces")
+    try:
+        async with ledger.lock, db.transaction():
+            turn = await turns.lock_turn(db, workspace_id, ledger.turn_id, agent_id)
+            if turn is None or not turn.agent_in_scope:
+                raise Forbidden("the agent may no longer post in this turn's scope")
+            reply = await replies.write_reply(
+                db, workspace_id, turn.id, turn.scope_id, agent_id, body
+            )
+            if not await replies.deliverable(db, turn.destination, reply.message.id):
+                raise _Withheld
+    except _Withheld:
+        return ReplyOutcome(False, None, WITHHELD)
+    return ReplyOutcome(True, reply.message, None)

@@ -1,0 +1,136 @@
+"""historySearch audit rows and statement counts: every search leaves one row, in its own
+transaction, with exclusion counts computed by the search's own predicates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import pytest
+
+from app.api.ids import decode_id
+from app.settings import Settings
+from tests.conftest import GraphQLClient
+from tests.history_support import (
+    SEARCH,
+    audits,
+    load_history_personas,
+    search,
+    start_turn,
+)
+
+MASTER_KEY = "test-master-key-0123456789"
+
+TRACE = """
+{ viewer { turn { searches {
+    queryDigest status speaker since until createdAt
+    selected { messageId score why { name value } }
+    exclusions { alreadyInContext noEvidence audience lineage belowCutoff }
+} } } }
+"""
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(RECALL_EXPOSE_STATEMENT_COUNT=True, RECALL_MASTER_KEY=MASTER_KEY)  # type: ignore[call-arg]
+
+
+async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    await load_history_personas(db)
+    token = await start_turn(client, db, issue_token, scope="general", requester="bob", window=1)
+    result = await search(client, token, "Acme", first=3)
+    await search(client, token, "zebra")  # finds nothing: still audited
+    rows = await audits(db)
+    assert len(rows) == 2
+    row = rows[0]
+    # In helper's perspective "Acme" matches 15 messages. For #general: g8 is the loaded
+    # window; g5 has no evidence; s1, p1, da1, da2, db1 fail the audience; g3, g4 the lineage;
+    # of the 6 eligible (g1, g2, t1, g6, g7, r1) three were selected.
+    assert row["exclusions"] == {
+        "already_in_context": 1,
+        "no_evidence": 1,
+        "audience": 5,
+        "lineage": 2,
+        "below_cutoff": 3,
+    }
+    hits = [decode_id(e["node"]["message"]["id"])[1] for e in result["edges"]]
+    assert [s["message_id"] for s in row["selected"]] == hits
+    assert [s["score"] for s in row["selected"]] == [e["node"]["score"] for e in result["edges"]]
+    assert set(row["selected"][0]["why"]) == {
+        "lexical",
+        "proximity",
+        "recency",
+        "requester_spoke",
+        "same_conversation",
+    }
+    assert row["destination"]["kind"] == "workspace"
+    assert row["filters"]["speaker"] == "ANYONE" and row["filters"]["status"] == "OK"
+    assert rows[1]["selected"] == [] and sum(rows[1]["exclusions"].values()) == 0
+
+    trace = (await client.gql(TRACE, token=token))["viewer"]["turn"]["searches"]
+    assert len(trace) == 2
+    assert trace[0]["exclusions"]["audience"] == 5
+    assert [s["messageId"] for s in trace[0]["selected"]] == [
+        e["node"]["message"]["id"] for e in result["edges"]
+    ]
+
+
+async def test_audit_digest_is_keyed_and_never_the_query(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    await load_history_personas(db)
+    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    await search(client, token, "salary question")
+    await search(client, token, "  Salary   QUESTION ")
+    rows = await audits(db)
+    digest = rows[0]["query_digest"]
+    assert len(digest) == 64 and digest == rows[1]["query_digest"]
+    stored = await db.fetchval("select string_agg(t::text, ' ') from search_audit t")
+    assert "salary" not in stored.lower()
+
+
+async def test_exclusion_counts_hold_past_the_candidate_pool(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    await load_history_personas(db, bulk=700)
+    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    await search(client, token, "Acme")
+    row = (await audits(db))[-1]
+    # 713 eligible matches (700 in #bulk and 13 others), far past the 500-row ranked pool.
+    assert row["exclusions"]["below_cutoff"] == 713 - 8
+    assert (row["exclusions"]["no_evidence"], row["exclusions"]["audience"]) == (1, 1)
+
+
+async def test_failed_audit_write_fails_the_search_and_keeps_no_evidence(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    await load_history_personas(db)
+    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    await db.execute(
+        """
+        create function fail_audit() returns trigger language plpgsql as
+        $$ begin raise exception 'audit store is down'; end $$;
+        create trigger fail_audit before insert on search_audit
+        for each row execute function fail_audit();
+        """
+    )
+    result = await client.post(SEARCH, {"q": "Acme"}, token=token)
+    assert result.codes == ["INTERNAL_SERVER_ERROR"]
+    assert "audit store" not in str(result.body)
+    assert await db.fetchval("select count(*) from turn_evidence") == 0
+
+
+async def test_statement_count_is_constant_in_the_number_of_hits(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    await load_history_personas(db, bulk=40)
+    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    counts = []
+    for first in (1, 5, 20):
+        result = await client.post(SEARCH, {"q": "Acme bulk", "first": first}, token=token)
+        assert not result.errors and len(result.data["historySearch"]["edges"]) == first
+        counts.append(result.statements)
+    # token, reader, readiness, turn (locked), page, neighbors, counts, evidence, audit.
+    assert counts == [9, 9, 9]
