@@ -149,6 +149,7 @@ class RecallGraphQL(GraphQL[Context, None]):
             request.state.status_code = 400
         return body
 
+
 def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
     formatted: dict[str, Any] = dict(error.formatted)
     original = error.original_error
