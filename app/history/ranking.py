@@ -18,14 +18,13 @@ move within the same authorized ranking, never widen it.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
 
 from app.errors import InvalidCursor
+from app.search.opaque import seal, unseal
 
 # The newest eligible matches that are ranked: bounded work per search, and deep enough that
 # a relevant older exchange still competes with recent chatter.
@@ -38,7 +37,6 @@ REQUESTER_SPOKE_WEIGHT = 0.02
 # The conversation the turn is in (a channel and its threads) is the likeliest context.
 SAME_CONVERSATION_WEIGHT = 0.03
 
-_MAX_CURSOR_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,24 +67,17 @@ def binding(
 
 def encode_cursor(position: Position, bound_to: str) -> str:
     # float.hex() round-trips exactly, so the next page resumes at precisely this score.
-    raw = json.dumps(
-        {"s": position.score.hex(), "i": position.message_id, "b": bound_to},
-        separators=(",", ":"),
-    )
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return seal({"s": position.score.hex(), "i": position.message_id, "b": bound_to})
 
 
 def decode_cursor(cursor: str, bound_to: str) -> Position:
     """The position in `cursor`; INVALID_CURSOR if it is malformed or from another search."""
-    if len(cursor) > _MAX_CURSOR_CHARS:
-        raise InvalidCursor("cursor is not valid for this search")
+    data = unseal(cursor)
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw)
         score = float.fromhex(data["s"])
         message_id = data["i"]
         bound = data["b"]
-    except (binascii.Error, ValueError, TypeError, KeyError, OverflowError):
+    except (ValueError, TypeError, KeyError, OverflowError):
         raise InvalidCursor("cursor is not valid for this search") from None
     if bound != bound_to or not isinstance(message_id, int) or not 0 < message_id < 2**63:
         raise InvalidCursor("cursor is not valid for this search")

@@ -17,17 +17,15 @@ the position, they only would have disclosed where the invisible message lives.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.errors import InvalidCursor
+from app.search.opaque import seal, unseal
 
 _VERSION = 1
-_MAX_CURSOR_CHARS = 512
 _MAX_BIGINT = 2**63 - 1
 
 
@@ -56,20 +54,13 @@ def binding(normalized_query: str, filters: Mapping[str, object]) -> str:
 
 def encode_cursor(position: Position, bound_to: str) -> str:
     p = [position.global_seq, position.scope_id, position.seq, position.message_id]
-    raw = json.dumps({"v": _VERSION, "p": p, "b": bound_to}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return seal({"v": _VERSION, "p": p, "b": bound_to})
 
 
 def decode_cursor(cursor: str, bound_to: str) -> Position:
     """The position of a cursor produced for the same search; InvalidCursor otherwise."""
-    if len(cursor) > _MAX_CURSOR_CHARS:
-        raise InvalidCursor("cursor is not valid for this search")
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        payload = json.loads(raw.decode())
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise InvalidCursor("cursor is not valid for this search") from None
-    if not isinstance(payload, dict) or payload.get("v") != _VERSION:
+    payload = unseal(cursor)
+    if payload.get("v") != _VERSION:
         raise InvalidCursor("cursor is not valid for this search")
     if payload.get("b") != bound_to:
         raise InvalidCursor("cursor belongs to another query, scope or author filter")
@@ -94,20 +85,13 @@ def _is_int(value: object) -> bool:
 
 
 def encode_seq_cursor(scope_id: int, seq: int) -> str:
-    raw = json.dumps({"v": _VERSION, "t": scope_id, "s": seq}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return seal({"v": _VERSION, "t": scope_id, "s": seq})
 
 
 def decode_seq_cursor(cursor: str, scope_id: int) -> int:
-    if len(cursor) > _MAX_CURSOR_CHARS:
-        raise InvalidCursor("cursor is not valid for this scope")
-    try:
-        payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode())
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise InvalidCursor("cursor is not valid for this scope") from None
+    payload = unseal(cursor)
     if (
-        not isinstance(payload, dict)
-        or payload.get("v") != _VERSION
+        payload.get("v") != _VERSION
         or payload.get("t") != scope_id
         or not _is_int(payload.get("s"))
         or payload["s"] > 2**31 - 1
