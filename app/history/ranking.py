@@ -38,7 +38,6 @@ REQUESTER_SPOKE_WEIGHT = 0.02
 SAME_CONVERSATION_WEIGHT = 0.03
 
 
-
 @dataclass(frozen=True, slots=True)
 class Position:
     score: float
