@@ -12,7 +12,7 @@ import strawberry
 from app.api.context import Info
 from app.api.ids import encode_id
 from app.api.pagination import PageInfo
-from app.api.types import Member, Message, Node, Scope
+from app.api.types import Member, Message, Node, Scope, load_actor, load_scope
 from app.data import turns
 from app.data.turns import AuditRow
 
@@ -138,15 +138,11 @@ class Turn(Node):
 
     @strawberry.field
     async def scope(self, info: Info) -> Scope:
-        row = await info.context.loaders.scope_by_id.load(self.scope_id)
-        assert row is not None
-        return Scope.of(row)
+        return await load_scope(info, self.scope_id)
 
     @strawberry.field
     async def requester(self, info: Info) -> Member:
-        row = await info.context.loaders.actor_by_id.load(self.requester_id)
-        assert row is not None
-        return Member.of(row)
+        return Member.of(await load_actor(info, self.requester_id))
 
     @strawberry.field(description="Every message this turn's searches showed (its ledger).")
     async def evidence(self, info: Info) -> list[Message]:

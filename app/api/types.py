@@ -39,14 +39,26 @@ class Agent(Node):
 
     @strawberry.field
     async def owner(self, info: Info) -> Member:
-        row = await info.context.loaders.actor_by_id.load(self.owner_id)
-        assert row is not None  # foreign key: every agent has an owner
-        return Member.of(row)
+        return Member.of(await load_actor(info, self.owner_id))
 
     @classmethod
     def of(cls, row: ActorRow) -> Agent:
         assert row.owner_id is not None
         return cls(id=encode_id("Agent", row.id), key=row.key, name=row.name, owner_id=row.owner_id)
+
+
+async def load_actor(info: Info, actor_id: int) -> ActorRow:
+    """An actor referenced by a row already read (foreign keys guarantee it exists)."""
+    row = await info.context.loaders.actor_by_id.load(actor_id)
+    assert row is not None
+    return row
+
+
+async def load_scope(info: Info, scope_id: int) -> Scope:
+    """The scope of a row already read (a message's, a turn's): shown with that row."""
+    row = await info.context.loaders.scope_by_id.load(scope_id)
+    assert row is not None
+    return Scope.of(row)
 
 
 Author = Annotated[Member | Agent, strawberry.union("Author")]
@@ -117,15 +129,11 @@ class Message(Node):
 
     @strawberry.field
     async def scope(self, info: Info) -> Scope:
-        row = await info.context.loaders.scope_by_id.load(self.scope_id)
-        assert row is not None
-        return Scope.of(row)
+        return await load_scope(info, self.scope_id)
 
     @strawberry.field
     async def author(self, info: Info) -> Author:
-        row = await info.context.loaders.actor_by_id.load(self.author_id)
-        assert row is not None
-        return author_of(row)
+        return author_of(await load_actor(info, self.author_id))
 
     @classmethod
     def of(cls, row: MessageRow) -> Message:
