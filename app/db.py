@@ -30,7 +30,15 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
 
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     pool = await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        init=_init_connection,
+        command_timeout=60,
+        # asyncpg prepares every statement; after a few runs PostgreSQL would switch to a
+        # generic plan, which cannot see how selective a search's terms are (a rare term wants
+        # the GIN index, a common one the recency index). Recall's statements are cheap to plan.
+        server_settings={"plan_cache_mode": "force_custom_plan"},
     )
     assert pool is not None
     return pool

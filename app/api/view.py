@@ -29,11 +29,10 @@ from strawberry.types import ExecutionResult
 from app.api.context import Context
 from app.api.loaders import Loaders
 from app.api.schema import schema
-from app.data.readers import build_reader
+from app.data.readers import reader_for_token
 from app.data.session import Session
 from app.errors import RecallError
 from app.settings import Settings
-from app.tokens import authenticate
 
 _log = logging.getLogger("recall.api")
 
@@ -84,14 +83,14 @@ class RecallGraphQL(GraphQL[Context, None]):
         pool = self._pool_holder["pool"]
         db = Session(pool)
         try:
-            principal = await authenticate_request(db, request)
-            reader = await build_reader(db, principal) if principal else None
-            if principal is None or reader is None:
+            found = await reader_for_token(db, _bearer_token(request))
+            if found is None:
                 return JSONResponse(
                     _error_body("missing or unknown bearer token", "UNAUTHENTICATED"),
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
                 )
+            principal, reader = found
             context = Context(
                 request=request,
                 settings=self.settings,
@@ -167,12 +166,9 @@ def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
     return formatted
 
 
-async def authenticate_request(db: Session, request: Request) -> Any:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return await authenticate(db, token.strip())
+def _bearer_token(request: Request) -> str:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 async def _read_limited_body(request: Request, limit: int) -> bool:

@@ -117,7 +117,8 @@ async def scan_candidates(
 ) -> list[Candidate]:
     """Up to `budget` candidates in search order, each with its eligibility verdict.
 
-    Must run inside a transaction: it sets plan_cache_mode for it. A query that is only stop
+    The pool plans every statement for its actual parameters (app.db), so the folded tsquery
+    picks the GIN or the recency index by how selective it is. A query that is only stop
     words has a NULL tsquery, which matches no document (`@@ NULL` is not true).
     """
     p = _Params(destination)
@@ -159,10 +160,6 @@ async def scan_candidates(
             and m.global_seq = c.global_seq and m.seq = c.seq
         order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
     """
-    # A generic plan cannot see how selective the query's terms are; a custom plan folds the
-    # tsquery to a constant and picks the GIN index for rare terms and the recency index for
-    # common ones.
-    await db.execute("set local plan_cache_mode = force_custom_plan")
     rows = await db.fetch(sql, *p.values)
     return [
         Candidate(

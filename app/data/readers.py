@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from app.data.eligibility import Destination, eligible, in_perspective, person_destination
 from app.data.session import Session
-from app.tokens import Principal
+from app.tokens import Principal, hash_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,38 +56,37 @@ class Reader:
         return membership
 
 
-async def build_reader(db: Session, principal: Principal) -> Reader | None:
-    """The reader for an authenticated principal, or None if its workspace state is gone."""
-    if principal.kind == "member":
-        ns = await db.fetchval(
-            "select default_namespace_id from workspaces where id = $1", principal.workspace_id
-        )
-        if ns is None:
-            return None
-        return Reader(
-            principal.workspace_id,
-            "member",
-            principal.actor_id,
-            person_destination(principal.workspace_id, ns, principal.actor_id),
-        )
-    if principal.kind == "agent":
-        return Reader(principal.workspace_id, "agent", principal.actor_id, None)
+async def reader_for_token(db: Session, token: str) -> tuple[Principal, Reader] | None:
+    """The principal behind a bearer token and the reader it reads as, in one statement; None
+    for an unknown or revoked token, or one whose workspace or turn state is gone."""
+    if not token or len(token) > 200:
+        return None
     row = await db.fetchrow(
         """
-        select a.kind, a.namespace_id, a.readers
-        from turns t
-        join audiences a on a.workspace_id = t.workspace_id and a.id = t.destination_audience_id
-        where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3
+        select t.workspace_id, t.kind, t.actor_id, t.turn_id, w.default_namespace_id,
+               a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers
+        from tokens t
+        join workspaces w on w.id = t.workspace_id
+        left join turns tu on t.kind = 'turn' and tu.workspace_id = t.workspace_id
+            and tu.id = t.turn_id and tu.agent_id = t.actor_id
+        left join audiences a on a.workspace_id = tu.workspace_id
+            and a.id = tu.destination_audience_id
+        where t.token_hash = $1 and t.revoked_at is null
         """,
-        principal.workspace_id,
-        principal.turn_id,
-        principal.actor_id,
+        hash_token(token),
     )
-    if row is None or row["namespace_id"] is None:
+    if row is None:
         return None
-    destination = Destination(
-        principal.workspace_id, row["kind"], row["namespace_id"], tuple(row["readers"])
-    )
-    return Reader(
-        principal.workspace_id, "turn", principal.actor_id, destination, principal.turn_id
-    )
+    ws, kind, actor = row["workspace_id"], row["kind"], row["actor_id"]
+    principal = Principal(ws, kind, actor, row["turn_id"])
+    if kind == "member":
+        ns = row["default_namespace_id"]
+        if ns is None:
+            return None
+        return principal, Reader(ws, "member", actor, person_destination(ws, ns, actor))
+    if kind == "agent":
+        return principal, Reader(ws, "agent", actor, None)
+    if row["dest_ns"] is None:
+        return None
+    destination = Destination(ws, row["dest_kind"], row["dest_ns"], tuple(row["dest_readers"]))
+    return principal, Reader(ws, "turn", actor, destination, principal.turn_id)
