@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import strawberry
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import (
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
 from strawberry.tools import merge_types
 
 import app.api.ids  # noqa: F401  (installs the strict ID parsing)
@@ -52,6 +58,10 @@ schema = strawberry.Schema(
         lambda: QueryDepthLimiter(max_depth=12),
         lambda: MaxTokensLimiter(max_token_count=4000),
         lambda: MaxAliasesLimiter(max_alias_count=50),
+        # Clients send the same few documents over and over; parsing and validating one costs
+        # several milliseconds, more than a search's SQL. Bounded, keyed by the document text.
+        lambda: ParserCache(maxsize=256),
+        lambda: ValidationCache(maxsize=256),
     ],
 )
 
