@@ -44,82 +44,72 @@ as $$
       and recall_audience_allows(a.kind, a.namespace_id, a.readers, dest_kind, dest_ns, dest_readers)
 $$;
 
+-- The lineage walk of a set of messages: the audience ids of every message and memory in their
+-- recursive provenance, and whether the read is denied outright.
+-- Hard caps of DESIGN.md (501 inputs, 5,000 nodes, 500 history ids per node).
+-- Overflow or an unknown node sets denied: the whole read is denied.
+create function recall_lineage_summary(
+    p_workspace bigint, p_messages bigint[], out audience_ids bigint[], out denied boolean
+)
+language sql stable parallel safe
+as $$
+    -- One statement (it runs once per candidate row without a cached summary, and once per
+    -- reply when the cache is filled). The recursive walk is evaluated lazily: the LIMIT stops
+    -- it one node past the cap, so an enormous lineage costs no more than the cap to reject.
+    with recursive walk(id) as (
+        select distinct unnest(p_messages)
+        union
+        -- A parameterized index lookup per node (OFFSET 0 keeps it one): the planner cannot
+        -- estimate a work table and otherwise hashes every edge of the workspace per step.
+        select x.source_message_id
+        from walk w
+        cross join lateral (
+            select s.source_message_id from message_sources s
+            where s.workspace_id = p_workspace and s.message_id = w.id
+            offset 0
+        ) x
+    ),
+    nodes as materialized (select id from walk limit 5001),
+    node_rows as materialized (
+        select m.id, m.audience_id from messages m
+        where m.workspace_id = p_workspace and m.id in (select id from nodes)
+    ),
+    used_memories as materialized (
+        select distinct mem.id, mem.audience_id
+        from message_memory_sources ms
+        join memories mem on mem.workspace_id = ms.workspace_id and mem.id = ms.memory_id
+        where ms.workspace_id = p_workspace and ms.message_id in (select id from nodes)
+    )
+    select
+        coalesce((select array_agg(distinct a) from (
+            select audience_id as a from node_rows
+            union all
+            select audience_id from used_memories
+        ) all_audiences), '{}'),
+        case when p_messages is null or cardinality(p_messages) > 501 then true
+        else
+            (select count(*) from nodes) > 5000
+            -- an id we cannot resolve is unknown provenance: fail closed
+            or (select count(*) from node_rows) <> (select count(*) from nodes)
+            or exists (
+                select 1 from message_sources s
+                where s.workspace_id = p_workspace and s.message_id in (select id from nodes)
+                group by s.message_id having count(*) > 500
+            )
+            or (select count(*) from nodes) + (select count(*) from used_memories) > 5000
+        end
+$$;
+
 -- Lineage: the messages are disclosable to the destination only if every message and memory in
--- their recursive provenance is. Hard caps, each of which denies the whole read on overflow:
--- 501 input messages, 5,000 lineage nodes (messages and memories), 500 history ids per node.
+-- their recursive provenance is: allowed ⟺ not denied ∧ lineage audiences ⊆ allowed audiences,
+-- because recall_allowed_audiences(D) is exactly the workspace's audiences that allow D.
 create function recall_lineage_allowed(
     p_workspace bigint, p_messages bigint[],
     dest_kind text, dest_ns bigint, dest_readers bigint[]
 ) returns boolean
-language plpgsql stable parallel safe
+language sql stable parallel safe
 as $$
-declare
-    nodes bigint[];
-    found integer;
-    memory_count integer;
-begin
-    if p_messages is null or cardinality(p_messages) > 501 then
-        return false;
-    end if;
-    if cardinality(p_messages) = 0 then
-        return true;
-    end if;
-
-    -- The recursive walk is evaluated lazily: the outer LIMIT stops it one node past the cap,
-    -- so an enormous lineage costs no more than the cap to reject.
-    with recursive walk(id) as (
-        select distinct unnest(p_messages)
-        union
-        select s.source_message_id
-        from message_sources s
-        join walk w on s.workspace_id = p_workspace and s.message_id = w.id
-    )
-    select array_agg(id) into nodes from (select id from walk limit 5001) capped;
-
-    if cardinality(nodes) > 5000 then
-        return false;
-    end if;
-
-    -- Every node must exist in this workspace: an id we cannot resolve is unknown provenance.
-    select count(*) into found from messages m where m.workspace_id = p_workspace and m.id = any(nodes);
-    if found <> cardinality(nodes) then
-        return false;
-    end if;
-
-    if exists (
-        select 1 from message_sources s
-        where s.workspace_id = p_workspace and s.message_id = any(nodes)
-        group by s.message_id having count(*) > 500
-    ) then
-        return false;
-    end if;
-
-    select count(distinct ms.memory_id) into memory_count
-    from message_memory_sources ms
-    where ms.workspace_id = p_workspace and ms.message_id = any(nodes);
-    if cardinality(nodes) + memory_count > 5000 then
-        return false;
-    end if;
-
-    if exists (
-        select 1 from messages m
-        join audiences a on a.workspace_id = m.workspace_id and a.id = m.audience_id
-        where m.workspace_id = p_workspace and m.id = any(nodes)
-          and not recall_audience_allows(a.kind, a.namespace_id, a.readers, dest_kind, dest_ns, dest_readers)
-    ) then
-        return false;
-    end if;
-
-    if exists (
-        select 1 from message_memory_sources ms
-        join memories mem on mem.workspace_id = ms.workspace_id and mem.id = ms.memory_id
-        join audiences a on a.workspace_id = mem.workspace_id and a.id = mem.audience_id
-        where ms.workspace_id = p_workspace and ms.message_id = any(nodes)
-          and not recall_audience_allows(a.kind, a.namespace_id, a.readers, dest_kind, dest_ns, dest_readers)
-    ) then
-        return false;
-    end if;
-
-    return true;
-end
+    select not s.denied
+        and s.audience_ids <@ recall_allowed_audiences(p_workspace, dest_kind, dest_ns, dest_readers)
+    from recall_lineage_summary(p_workspace, p_messages) s
 $$;

@@ -53,8 +53,17 @@ def audience_allows(m: str) -> str:
 
 
 def lineage_allows(m: str) -> str:
-    """Every message and memory in the message's recursive provenance is allowed too."""
-    return f"(not {m}.has_provenance or recall_lineage_allowed($1, array[{m}.id], $2, $3, $4))"
+    """Every message and memory in the message's recursive provenance is allowed too.
+
+    From the cached lineage summary when there is one (migrations/004: it can be missing, never
+    stale), else by the live walk. CASE fixes the evaluation order: the walk runs only for
+    messages with provenance and no cache."""
+    return (
+        f"(case when not {m}.has_provenance then true"
+        f" when {m}.lineage_audience_ids is null"
+        f" then recall_lineage_allowed($1, array[{m}.id], $2, $3, $4)"
+        f" else not {m}.lineage_denied and {m}.lineage_audience_ids <@ {_ALLOWED_AUDIENCES} end)"
+    )
 
 
 def eligible(m: str) -> str:

@@ -123,7 +123,7 @@ _MATCHES = f"""
     from docs d
     cross join lateral (
         select m.id, m.scope_id, m.author_id, m.created_at, m.global_seq, m.evidence,
-               m.audience_id, m.has_provenance
+               m.audience_id, m.has_provenance, m.lineage_audience_ids, m.lineage_denied
         from messages m where m.workspace_id = $1 and m.id = d.message_id
         offset 0
     ) m

@@ -71,8 +71,13 @@ async def write_reply(
 async def deliverable(db: Session, destination: Destination, message_id: int) -> bool:
     """The pre-delivery recheck: the same eligibility every read uses — evidence, the reply's
     own audience, and the lineage walk over everything it was built from, caps included."""
+    # The reply's provenance is complete: its lineage summary is cached in the same statement
+    # (the check itself reads the snapshot before it, so it walks the lineage live).
     allowed: bool | None = await db.fetchval(
-        f"select {eligible('m')} from messages m where m.workspace_id = $1 and m.id = $5",
+        f"""
+        with cached as materialized (select recall_cache_lineage($1, array[$5]::bigint[]))
+        select {eligible("m")} from messages m, cached where m.workspace_id = $1 and m.id = $5
+        """,
         *destination.params(),
         message_id,
     )
