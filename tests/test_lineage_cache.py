@@ -43,12 +43,19 @@ async def _public_chain(db: asyncpg.Connection) -> tuple[int, int]:
             values ($1, $2, $3, 900 + $4, 900 + $4, $5, 'chain reply', now(), $6, true)
             returning id
             """,
-            ws, f"chain-{n}", general, n, helper, audience,
+            ws,
+            f"chain-{n}",
+            general,
+            n,
+            helper,
+            audience,
         )
         await db.execute(
             "insert into message_sources (workspace_id, message_id, source_message_id)"
             " values ($1, $2, $3)",
-            ws, pk, source,
+            ws,
+            pk,
+            source,
         )
         ids.append(pk)
     await db.execute("select recall_cache_lineage($1, $2::bigint[])", ws, ids)
