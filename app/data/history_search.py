@@ -97,9 +97,12 @@ class HitRow:
     people: tuple[Person, ...]
 
 
-_QUERY = "(select recall_search_tsquery($6::text[], $7::text[], true))"
+# Inline (not a sub-select): the function is immutable, so under the pool's custom plans
+# (app.db) it folds to a constant whose selectivity the planner can estimate — a rare term
+# goes through the GIN index, a common one walks the recency index and stops at the pool.
+_QUERY = "recall_search_tsquery($6::text[], $7::text[], true)"
 # The same words all required: its cover density is high only when they occur close together.
-_ALL_WORDS = "(select recall_search_tsquery($6::text[], $7::text[], false))"
+_ALL_WORDS = "recall_search_tsquery($6::text[], $7::text[], false)"
 
 # The agent's perspective, decided once per statement over the workspace's scopes (few) with
 # the shared fragment, rather than once per message.
@@ -112,7 +115,7 @@ _PERSPECTIVE = f"""(select array(select ps0.id from scopes ps0
 # rescans a scope's messages for every document, a plan 30x slower.
 _DOCS = f"""
 docs as (
-    select d.message_id, d.tsv from search_documents d
+    select d.message_id, d.global_seq, d.tsv from search_documents d
     where d.workspace_id = $1 and d.tsv @@ {_QUERY} and d.scope_id = any({_PERSPECTIVE})
 )"""
 
@@ -147,7 +150,7 @@ with {_DOCS}, pool as (
     {_MATCHES}
       and not {_IN_CONTEXT}
       and {eligible("m")}
-    order by m.global_seq desc
+    order by d.global_seq desc
     limit $19
 ), scored as (
     select p.id,
