@@ -168,3 +168,15 @@ async def test_graphiql_is_served_to_browsers(client) -> None:  # type: ignore[n
     assert page.status_code == 200
     assert "graphiql" in page.text.lower()
     assert "Authorization" in page.text
+
+
+async def test_agent_token_without_a_turn_reads_no_message(client, db, tokens) -> None:  # type: ignore[no-untyped-def]
+    # Disclosure needs a destination and only a turn binds one, so a bare agent token reads no
+    # message text, even in a public channel the agent is a member of.
+    public = encode_id("Message", await _pk(db, "messages", "g1"))
+    data = await client.gql(
+        "query($id: ID!) { node(id: $id) { ... on Message { key } } }",
+        {"id": public},
+        token=tokens["helper"],
+    )
+    assert data["node"] is None
