@@ -219,3 +219,59 @@ async def test_search_hides_a_reply_whose_lineage_overflows(
     await _cite(db, lab, overflowing, sources)
     token = await issue_token("member", "lab", "ann")
     assert await keys(client, token, "summary") == [f"bulk-{lab.next_seq - 503}"]
+
+
+@pytest.mark.parametrize("path", ["as_a_set", "one_by_one"])
+async def test_cached_summaries_equal_the_live_walk_at_every_cap(
+    db: asyncpg.Connection, lab: Lab, path: str
+) -> None:
+    """The cache fill (migrations/006) walks batches as sets and falls back to the live walk
+    per message for batches with huge lineages; both paths must store exactly what the live
+    walk says, the caps included."""
+    root, *branches = await _messages(db, lab, 11)
+    leaves = await _messages(db, lab, 4_990)
+    await _cite(db, lab, root, branches)
+    for i, branch in enumerate(branches):
+        await _cite(db, lab, branch, leaves[i * 499 : (i + 1) * 499 - (1 if i == 9 else 0)])
+    over_the_node_cap, wide, deep_a, deep_b = await _messages(db, lab, 4)
+    await _cite(db, lab, over_the_node_cap, [root, leaves[-1]])  # 5,001 nodes
+    await _cite(db, lab, wide, leaves[:501])  # one node citing 501
+    (secret,) = await _messages(db, lab, 1, audience=lab.ben_audience)
+    await _cite(db, lab, deep_a, [deep_b])
+    await _cite(db, lab, deep_b, [secret])
+    memory = await db.fetchval(
+        "insert into memories (workspace_id, key, audience_id) values ($1, 'mem', $2) returning id",
+        lab.ws,
+        lab.ben_audience,
+    )
+    await db.execute(
+        "insert into message_memory_sources (workspace_id, message_id, memory_id)"
+        " values ($1, $2, $3)",
+        lab.ws,
+        deep_b,
+        memory,
+    )
+    cited = [root, *branches, over_the_node_cap, wide, deep_a, deep_b]
+    await db.execute(
+        "select recall_cache_lineage($1, $2::bigint[], $3)",
+        lab.ws,
+        cited,
+        1_000_000 if path == "as_a_set" else 0,
+    )
+    rows = await db.fetch(
+        """
+        select m.id, m.lineage_audience_ids as cached, m.lineage_denied as denied,
+               s.audience_ids as live, s.denied as live_denied
+        from messages m, recall_lineage_summary(m.workspace_id, array[m.id]) s
+        where m.workspace_id = $1 and m.id = any($2::bigint[])
+        """,
+        lab.ws,
+        cited,
+    )
+    assert len(rows) == len(cited)
+    for r in rows:
+        assert sorted(r["cached"]) == sorted(r["live"]) and r["denied"] == r["live_denied"], r
+    denied = {r["id"] for r in rows if r["denied"]}
+    assert denied == {over_the_node_cap, wide}
+    audiences = {r["id"]: set(r["cached"]) for r in rows}
+    assert lab.ben_audience in audiences[deep_a] and lab.ben_audience not in audiences[root]
