@@ -145,3 +145,11 @@ async def audits(db: asyncpg.Connection) -> list[asyncpg.Record]:
     return list(
         await db.fetch("select * from search_audit where surface = 'history_search' order by id")
     )
+
+
+RULES = ("already_in_context", "no_evidence", "audience", "lineage", "below_cutoff")
+
+
+def excluded(audit_row: Any) -> int:
+    """Matches an audited search counted under some exclusion rule."""
+    return sum(audit_row["exclusions"][rule] for rule in RULES)

@@ -9,11 +9,13 @@ import asyncpg
 import pytest
 
 from app.api.ids import decode_id
+from app.history.ranking import WINDOW
 from app.settings import Settings
 from tests.conftest import GraphQLClient
 from tests.history_support import (
     SEARCH,
     audits,
+    excluded,
     load_history_personas,
     search,
     start_turn,
@@ -25,7 +27,7 @@ TRACE = """
 { viewer { turn { searches {
     queryDigest status speaker since until createdAt
     selected { messageId score why { name value } }
-    exclusions { alreadyInContext noEvidence audience lineage belowCutoff }
+    exclusions { alreadyInContext noEvidence audience lineage belowCutoff examined complete }
 } } } }
 """
 
@@ -54,6 +56,8 @@ async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
         "audience": 5,
         "lineage": 2,
         "below_cutoff": 3,
+        "examined": 15,
+        "window": WINDOW,
     }
     hits = [decode_id(e["node"]["message"]["id"])[1] for e in result["edges"]]
     assert [s["message_id"] for s in row["selected"]] == hits
@@ -67,11 +71,13 @@ async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
     }
     assert row["destination"]["kind"] == "workspace"
     assert row["filters"]["speaker"] == "ANYONE" and row["filters"]["status"] == "OK"
-    assert rows[1]["selected"] == [] and sum(rows[1]["exclusions"].values()) == 0
+    assert rows[1]["selected"] == [] and rows[1]["exclusions"]["examined"] == 0
+    assert excluded(rows[1]) == 0
 
     trace = (await client.gql(TRACE, token=token))["viewer"]["turn"]["searches"]
     assert len(trace) == 2
     assert trace[0]["exclusions"]["audience"] == 5
+    assert trace[0]["exclusions"]["examined"] == 15 and trace[0]["exclusions"]["complete"] is True
     assert [s["messageId"] for s in trace[0]["selected"]] == [
         e["node"]["message"]["id"] for e in result["edges"]
     ]
@@ -103,6 +109,24 @@ async def test_exclusion_counts_hold_past_the_candidate_pool(
     assert (row["exclusions"]["no_evidence"], row["exclusions"]["audience"]) == (1, 1)
 
 
+async def test_a_search_examines_the_newest_matches_up_to_the_window_and_says_so(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    await load_history_personas(db, bulk=WINDOW + 100)
+    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    result = await search(client, token, "Acme")
+    row = (await audits(db))[-1]
+    x = row["exclusions"]
+    # Every examined match is counted once: the rules, the shown hits and the rest add up.
+    assert x["examined"] == WINDOW == excluded(row) + len(row["selected"])
+    # The window is the newest matches: the bulk channel's messages are the newest, so every
+    # hit comes from it and nothing older (the personas' own messages) was examined.
+    assert {e["node"]["where"] for e in result["edges"]} == {"#bulk"}
+    assert (x["no_evidence"], x["audience"], x["lineage"]) == (0, 0, 0)
+    trace = (await client.gql(TRACE, token=token))["viewer"]["turn"]["searches"]
+    assert trace[-1]["exclusions"]["complete"] is False
+
+
 async def test_failed_audit_write_fails_the_search_and_keeps_no_evidence(
     client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
 ) -> None:
@@ -132,5 +156,6 @@ async def test_statement_count_is_constant_in_the_number_of_hits(
         result = await client.post(SEARCH, {"q": "Acme bulk", "first": first}, token=token)
         assert not result.errors and len(result.data["historySearch"]["edges"]) == first
         counts.append(result.statements)
-    # token with its reader, readiness, turn (locked), page, neighbors, counts, evidence, audit.
-    assert counts == [8, 8, 8]
+    # token with its reader, readiness, turn (locked), page with its counts, neighbors,
+    # evidence, audit.
+    assert counts == [7, 7, 7]

@@ -10,6 +10,7 @@ import asyncpg
 from tests.conftest import GraphQLClient
 from tests.history_support import (
     audits,
+    excluded,
     hit_keys,
     load_history_personas,
     search,
@@ -155,7 +156,7 @@ async def test_perspective_keeps_an_agent_out_of_scopes_it_is_not_in(
     # db1 ("note"), and nothing else is counted anywhere, not even as an exclusion.
     assert seen == {"db1"}
     row = (await audits(db))[-1]
-    assert sum(row["exclusions"].values()) + len(row["selected"]) == 1
+    assert excluded(row) + len(row["selected"]) == row["exclusions"]["examined"] == 1
     helper = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     assert "r1" in hit_keys(await search(client, helper, "random public note"))
 

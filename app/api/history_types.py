@@ -74,13 +74,19 @@ class HistorySearchConnection:
     page_info: PageInfo
 
 
-@strawberry.type
+@strawberry.type(
+    description="Matches the search examined, each counted once under the first rule that "
+    "removed it. A search examines the newest matches in the agent's perspective, up to a "
+    "window; `complete` is false when there were more matches than the window."
+)
 class ExclusionCounts:
     already_in_context: int
     no_evidence: int
     audience: int
     lineage: int
     below_cutoff: int
+    examined: int = strawberry.field(description="Matches examined, newest first.")
+    complete: bool = strawberry.field(description="Every match was examined.")
 
 
 @strawberry.type
@@ -124,6 +130,8 @@ class SearchAudit:
                 audience=x["audience"],
                 lineage=x["lineage"],
                 below_cutoff=x["below_cutoff"],
+                examined=x.get("examined", sum(x.values())),
+                complete=x.get("examined", 0) < x.get("window", 1 << 62),
             ),
             created_at=row.created_at,
         )

@@ -38,8 +38,14 @@ def person_destination(workspace_id: int, namespace_id: int, member_id: int) -> 
     return Destination(workspace_id, "members", namespace_id, (member_id,))
 
 
-# The allowed audiences are computed once per statement (an InitPlan), not once per row.
+# The allowed audiences are computed once per reference (an InitPlan), not once per row. A
+# statement that references them several times can compute them once, in a CTE defined as
+# ALLOWED_AUDIENCES_CTE, and pass `allowed=ALLOWED_FROM_CTE` to the fragments below.
 _ALLOWED_AUDIENCES = "(select recall_allowed_audiences($1, $2, $3, $4))::bigint[]"
+ALLOWED_AUDIENCES_CTE = (
+    "allowed_audiences as materialized (select recall_allowed_audiences($1, $2, $3, $4) as ids)"
+)
+ALLOWED_FROM_CTE = "(select ids from allowed_audiences)::bigint[]"
 
 
 def has_evidence(m: str) -> str:
@@ -47,12 +53,12 @@ def has_evidence(m: str) -> str:
     return f"{m}.evidence"
 
 
-def audience_allows(m: str) -> str:
+def audience_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
     """allows(origin audience of the message, destination)."""
-    return f"{m}.audience_id = any({_ALLOWED_AUDIENCES})"
+    return f"{m}.audience_id = any({allowed})"
 
 
-def lineage_allows(m: str) -> str:
+def lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
     """Every message and memory in the message's recursive provenance is allowed too.
 
     From the cached lineage summary when there is one (migrations/004: it can be missing, never
@@ -62,13 +68,13 @@ def lineage_allows(m: str) -> str:
         f"(case when not {m}.has_provenance then true"
         f" when {m}.lineage_audience_ids is null"
         f" then recall_lineage_allowed($1, array[{m}.id], $2, $3, $4)"
-        f" else not {m}.lineage_denied and {m}.lineage_audience_ids <@ {_ALLOWED_AUDIENCES} end)"
+        f" else not {m}.lineage_denied and {m}.lineage_audience_ids <@ {allowed} end)"
     )
 
 
-def eligible(m: str) -> str:
+def eligible(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
     """eligible(message, destination): evidence ∧ audience ∧ lineage, cheapest first."""
-    return f"({has_evidence(m)} and {audience_allows(m)} and {lineage_allows(m)})"
+    return f"({has_evidence(m)} and {audience_allows(m, allowed)} and {lineage_allows(m, allowed)})"
 
 
 def in_perspective(scope_id_expr: str, agent_param: str) -> str:
@@ -77,4 +83,14 @@ def in_perspective(scope_id_expr: str, agent_param: str) -> str:
         "exists (select 1 from scopes ps join scope_members pm"
         " on pm.workspace_id = ps.workspace_id and pm.scope_id = coalesce(ps.parent_id, ps.id)"
         f" where ps.workspace_id = $1 and ps.id = {scope_id_expr} and pm.actor_id = {agent_param})"
+    )
+
+
+def perspective_conversations(workspace_expr: str, agent_expr: str) -> str:
+    """The conversations (channels and DMs) an agent is a member of, as an array: a superset of
+    the root scopes of in_perspective's scopes, for narrowing an index scan (a search document's
+    root_scope_id). It never decides on its own: in_perspective is checked on every row."""
+    return (
+        f"array(select pm.scope_id from scope_members pm"
+        f" where pm.workspace_id = {workspace_expr} and pm.actor_id = {agent_expr})"
     )

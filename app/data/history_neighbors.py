@@ -9,12 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.data.eligibility import Destination, eligible, in_perspective
+from app.data.eligibility import (
+    ALLOWED_AUDIENCES_CTE,
+    ALLOWED_FROM_CTE,
+    Destination,
+    eligible,
+    in_perspective,
+)
 from app.data.messages import MESSAGE_COLUMNS
 from app.data.rows import MessageRow
 from app.data.session import Session
 
+# The destination's allowed audiences once for the statement, not once per reference.
+_ELIGIBLE_M = eligible("m", ALLOWED_FROM_CTE)
 _NEIGHBORS = f"""
+with {ALLOWED_AUDIENCES_CTE}
 select h.id as hit_id, n.side, n.id, n.key, n.scope_id, n.seq, n.global_seq, n.author_id,
        n.body, n.created_at
 from unnest($5::bigint[]) as h(id)
@@ -22,15 +31,15 @@ join messages hm on hm.workspace_id = $1 and hm.id = h.id
 cross join lateral (
     (select 'before' as side, {MESSAGE_COLUMNS} from messages m
      where m.workspace_id = $1 and m.scope_id = hm.scope_id and m.seq < hm.seq
-       and {eligible("m")} and {in_perspective("m.scope_id", "$6")}
+       and {_ELIGIBLE_M} and {in_perspective("m.scope_id", "$6")}
      order by m.seq desc limit $7)
     union all
     (select 'after' as side, {MESSAGE_COLUMNS} from messages m
      where m.workspace_id = $1 and m.scope_id = hm.scope_id and m.seq > hm.seq
-       and {eligible("m")} and {in_perspective("m.scope_id", "$6")}
+       and {_ELIGIBLE_M} and {in_perspective("m.scope_id", "$6")}
      order by m.seq limit $7)
 ) n
-where {eligible("hm")} and {in_perspective("hm.scope_id", "$6")}
+where {eligible("hm", ALLOWED_FROM_CTE)} and {in_perspective("hm.scope_id", "$6")}
 order by h.id, n.seq
 """
 

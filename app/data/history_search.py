@@ -1,4 +1,4 @@
-"""historySearch SQL: the ranked page, its exclusion counts, and the neighbors of its hits.
+"""historySearch SQL: one statement for the examined window, its exclusion counts and the page.
 
 Authorization is where every statement starts. The candidate rows are the messages in the
 agent's perspective that are eligible for the turn's destination — the shared fragments of
@@ -7,9 +7,10 @@ condition here (the query's words, speaker, time bounds, the turn's own context)
 conjunct: filters only ever remove rows, and a score is computed only for rows already admitted.
 The sidecar (search_documents) only narrows the scan; the text returned is the canonical body.
 
-Parameters shared by the page and the counts ($1-$4 are the destination, see eligibility.py):
+Parameters ($1-$4 are the destination, see eligibility.py):
   $5 agent   $6 include terms   $7 exclude terms   $8 turn   $9 trigger message
-  $10 author (speaker filter)   $11 since   $12 until
+  $10 author (speaker filter)   $11 since   $12 until   $13 the agent's conversations
+  $14 window   $15-$17 rank inputs   $18-$20 page   $21-$24 weights
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from datetime import datetime
 import asyncpg
 
 from app.data.eligibility import (
+    ALLOWED_AUDIENCES_CTE,
+    ALLOWED_FROM_CTE,
     Destination,
     audience_allows,
     eligible,
@@ -35,11 +38,12 @@ from app.data.session import Session
 
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
-    """One search, as bound by the turn ($5, $8, $9) and narrowed by the arguments."""
+    """One search, as bound by the turn ($5, $8, $9, $13) and narrowed by the arguments."""
 
     agent_id: int
     turn_id: int
     trigger_id: int | None
+    conversations: tuple[int, ...]
     include: tuple[str, ...]
     exclude: tuple[str, ...]
     author_id: int | None
@@ -57,12 +61,13 @@ class SearchFilters:
             self.author_id,
             self.since,
             self.until,
+            list(self.conversations),
         ]
 
 
 @dataclass(frozen=True, slots=True)
 class RankInputs:
-    """What the ranking features are measured against ($13-$15), and the weights ($20-$23)."""
+    """What the ranking features are measured against ($15-$17), and the weights ($21-$24)."""
 
     turn_created_at: datetime
     requester_id: int
@@ -99,121 +104,147 @@ class HitRow:
 
 # Inline (not a sub-select): the function is immutable, so under the pool's custom plans
 # (app.db) it folds to a constant whose selectivity the planner can estimate — a rare term
-# goes through the GIN index, a common one walks the recency index and stops at the pool.
+# goes through the GIN index, a common one walks the recency index and stops at the window.
 _QUERY = "recall_search_tsquery($6::text[], $7::text[], true)"
 # The same words all required: its cover density is high only when they occur close together.
 _ALL_WORDS = "recall_search_tsquery($6::text[], $7::text[], false)"
 
-# The agent's perspective, decided once per statement over the workspace's scopes (few) with
-# the shared fragment, rather than once per message.
-_PERSPECTIVE = f"""(select array(select ps0.id from scopes ps0
-    where ps0.workspace_id = $1 and {in_perspective("ps0.id", "$5")}))::bigint[]"""
-
-# The sidecar's matches, found through its GIN index and narrowed by its scope_id (a derived
-# copy), then each one's canonical row by primary key. The OFFSET 0 fence keeps that lookup
-# by primary key: on a freshly imported workspace (no statistics yet) the planner otherwise
-# rescans a scope's messages for every document, a plan 30x slower.
-_DOCS = f"""
-docs as (
-    select d.message_id, d.global_seq, d.tsv from search_documents d
-    where d.workspace_id = $1 and d.tsv @@ {_QUERY} and d.scope_id = any({_PERSPECTIVE})
-)"""
-
-# Matches in the agent's perspective, narrowed by the search's own filters. Both statements
-# start from exactly this set; the page then requires eligibility, the counts classify it.
-# The sidecar only narrows: the canonical row's scope decides the perspective.
-_MATCHES = f"""
-    from docs d
+# The examined window: the newest `$14` matches that pass the search's own filters, found
+# through the sidecar narrowed by its derived copies — root_scope_id against the agent's
+# conversations ($13), author_id — then each match's canonical row by primary key (the OFFSET 0
+# fence keeps that lookup). Bounding the window bounds the whole search: ranking and the
+# exclusion counts read only these rows, however many messages match.
+#
+# The canonical perspective check (the shared fragment, on the message row's scope) is applied
+# to the window's rows by the pool and by the counts, not here: as a correlated sub-select here
+# the planner cannot estimate it, takes the window for a handful of rows, and sorts every match
+# of a common term (1 s at 1M messages) instead of walking the recency index for the newest.
+_EXAMINED = f"""
+examined as materialized (
+    select m.id, m.scope_id, m.author_id, m.created_at, m.evidence, m.audience_id,
+           m.has_provenance, m.lineage_audience_ids, m.lineage_denied, d.tsv
+    from search_documents d
     cross join lateral (
-        select m.id, m.scope_id, m.author_id, m.created_at, m.global_seq, m.evidence,
-               m.audience_id, m.has_provenance, m.lineage_audience_ids, m.lineage_denied
+        select m.id, m.scope_id, m.author_id, m.created_at, m.evidence, m.audience_id,
+               m.has_provenance, m.lineage_audience_ids, m.lineage_denied
         from messages m where m.workspace_id = $1 and m.id = d.message_id
         offset 0
     ) m
-    where m.scope_id = any({_PERSPECTIVE})
+    where d.workspace_id = $1 and d.tsv @@ {_QUERY}
+      and d.root_scope_id = any($13::bigint[])
+      and ($10::bigint is null or d.author_id = $10)
       and ($10::bigint is null or m.author_id = $10)
       and ($11::timestamptz is null or m.created_at >= $11)
       and ($12::timestamptz is null or m.created_at < $12)
-"""
+    order by d.global_seq desc
+    limit $14
+)"""
+
+# Only scopes the agent is a member of (a thread: its parent's members), on the canonical row's
+# scope — decided once per distinct scope of the window (below), not once per row.
+_IN_PERSPECTIVE = "m.scope_id = any((select array_agg(scope_id) from perspective)::bigint[])"
 
 # The trigger and the loaded window are already in the prompt: a hit repeating them is waste.
 _IN_CONTEXT = """(m.id is not distinct from $9::bigint or exists (select 1 from turn_window w
     where w.workspace_id = $1 and w.turn_id = $8 and w.message_id = m.id))"""
 
-# Of the eligible matches, the newest `$19` form the pool that is ranked: a bounded amount of
-# ranking work per search, found through the GIN index. Ages are measured from the turn's
-# start (not now()), so the order is stable across cursor pages. exp() is clamped because
-# PostgreSQL raises on float underflow rather than returning 0.
-_PAGE = f"""
-with {_DOCS}, pool as (
-    select m.id, m.scope_id, m.created_at, d.tsv
-    {_MATCHES}
-      and not {_IN_CONTEXT}
-      and {eligible("m")}
-    order by d.global_seq desc
-    limit $19
-), scored as (
+# One statement: the examined window, its exclusion counts, and the ranked page of its eligible
+# rows. Every examined match is counted once, under the first rule that removed it (the CASE
+# evaluates the shared fragments in order and stops at the first that fails). The pool that is
+# ranked is the window's rows that pass `eligible` — the fragment itself, in a WHERE, before any
+# score exists. Ages are measured from the turn's start (not now()), so the order is stable
+# across cursor pages; exp() is clamped because PostgreSQL raises on float underflow. The counts
+# come on every row, and on a single row of NULL hits when the page is empty.
+_SEARCH = f"""
+with {_EXAMINED},
+{ALLOWED_AUDIENCES_CTE},
+-- OFFSET 0 keeps the check a probe per distinct scope (two index lookups) rather than a join
+-- that hashes the agent's whole perspective.
+perspective as materialized (
+    select w.scope_id from (select distinct scope_id from examined) w
+    cross join lateral (select {in_perspective("w.scope_id", "$5")} as ok offset 0) p
+    where p.ok
+),
+counted as (
+    select coalesce(jsonb_object_agg(rule, n), '{{}}') as counts,
+           coalesce(sum(n), 0)::int as examined
+    from (
+        select case
+            when {_IN_CONTEXT} then 'already_in_context'
+            when not {has_evidence("m")} then 'no_evidence'
+            when not {audience_allows("m", ALLOWED_FROM_CTE)} then 'audience'
+            when not {lineage_allows("m", ALLOWED_FROM_CTE)} then 'lineage'
+            else 'eligible'
+        end as rule, count(*) as n
+        from examined m
+        where {_IN_PERSPECTIVE}
+        group by 1
+    ) ruled
+),
+pool as (
+    select m.id, m.scope_id, m.created_at, m.tsv
+    from examined m
+    where {_IN_PERSPECTIVE} and not {_IN_CONTEXT} and {eligible("m", ALLOWED_FROM_CTE)}
+),
+-- "Where were *we* talking": decided once per scope of the pool, not once per message.
+requester_spoke as materialized (
+    select w.scope_id from (select distinct scope_id from pool) w
+    where exists (select 1 from messages r where r.workspace_id = $1
+                  and r.scope_id = w.scope_id and r.author_id = $16)
+),
+scored as (
     select p.id,
         ts_rank_cd(p.tsv, {_QUERY})::float8 as lexical,
         case when cardinality($6::text[]) > 1
             then ts_rank_cd(p.tsv, {_ALL_WORDS})::float8 else 0 end as proximity,
-        $20::float8 * exp(-least(greatest(
-            extract(epoch from ($13::timestamptz - p.created_at))::float8, 0)
-            / 86400.0 / $21::float8, 60)) as recency,
-        case when exists (select 1 from messages r where r.workspace_id = $1
-            and r.scope_id = p.scope_id and r.author_id = $14) then $22::float8 else 0 end
+        $21::float8 * exp(-least(greatest(
+            extract(epoch from ($15::timestamptz - p.created_at))::float8, 0)
+            / 86400.0 / $22::float8, 60)) as recency,
+        case when p.scope_id in (select scope_id from requester_spoke) then $23::float8 else 0 end
             as requester_spoke,
-        coalesce(s.parent_id, s.id) = $15 as same_conversation
+        coalesce(s.parent_id, s.id) = $17 as same_conversation
     from pool p
     join scopes s on s.workspace_id = $1 and s.id = p.scope_id
-), ranked as (
-    select sc.*, case when sc.same_conversation then $23::float8 else 0 end as same_boost
+),
+ranked as (
+    select sc.*, case when sc.same_conversation then $24::float8 else 0 end as same_boost
     from scored sc
-), page as (
+),
+page as (
     select r.*, r.lexical + r.proximity + r.recency + r.requester_spoke + r.same_boost as score
     from ranked r
+    where ($18::float8 is null or r.lexical + r.proximity + r.recency + r.requester_spoke
+           + r.same_boost < $18 or (r.lexical + r.proximity + r.recency + r.requester_spoke
+           + r.same_boost = $18 and r.id < $19))
+    order by score desc, r.id desc
+    limit $20
+),
+hits as (
+    select p.lexical, p.proximity, p.recency, p.requester_spoke, p.same_boost, p.score,
+           p.same_conversation,
+           {MESSAGE_COLUMNS},
+           a.name as author_name, a.key as author_key, a.kind as author_kind,
+           exists (select 1 from actors o where o.workspace_id = $1 and o.name = a.name
+                   and o.id <> a.id) as author_name_shared,
+           s.kind as scope_kind, s.visibility as scope_visibility, s.name as scope_name,
+           ps.name as parent_name,
+           (select coalesce(array_agg(array[pa.name, pa.key,
+                       (exists (select 1 from actors o where o.workspace_id = $1
+                                and o.name = pa.name and o.id <> pa.id))::text]
+                       order by pa.key), '{{}}')
+            from scope_members sm join actors pa on pa.workspace_id = $1 and pa.id = sm.actor_id
+            where s.kind = 'dm' and sm.workspace_id = $1 and sm.scope_id = s.id
+              and pa.kind = 'member') as people
+    from page p
+    join messages m on m.workspace_id = $1 and m.id = p.id
+    join actors a on a.workspace_id = $1 and a.id = m.author_id
+    join scopes s on s.workspace_id = $1 and s.id = m.scope_id
+    left join scopes ps on ps.workspace_id = $1 and ps.id = s.parent_id
 )
-select p.lexical, p.proximity, p.recency, p.requester_spoke, p.same_boost, p.score,
-       p.same_conversation,
-       {MESSAGE_COLUMNS},
-       a.name as author_name, a.key as author_key, a.kind as author_kind,
-       exists (select 1 from actors o where o.workspace_id = $1 and o.name = a.name
-               and o.id <> a.id) as author_name_shared,
-       s.kind as scope_kind, s.visibility as scope_visibility, s.name as scope_name,
-       ps.name as parent_name,
-       (select coalesce(array_agg(array[pa.name, pa.key,
-                   (exists (select 1 from actors o where o.workspace_id = $1 and o.name = pa.name
-                            and o.id <> pa.id))::text] order by pa.key), '{{}}')
-        from scope_members sm join actors pa on pa.workspace_id = $1 and pa.id = sm.actor_id
-        where sm.workspace_id = $1 and sm.scope_id = s.id and pa.kind = 'member') as people
-from page p
-join messages m on m.workspace_id = $1 and m.id = p.id
-join actors a on a.workspace_id = $1 and a.id = m.author_id
-join scopes s on s.workspace_id = $1 and s.id = m.scope_id
-left join scopes ps on ps.workspace_id = $1 and ps.id = s.parent_id
-where ($16::float8 is null or p.score < $16 or (p.score = $16 and p.id < $17))
-order by p.score desc, p.id desc
-limit $18
-"""
-
-# Every match is counted once, under the first rule that removed it, with the same fragments
-# the page uses (the CASE evaluates them in order and stops at the first that fails, so the
-# lineage walk runs only for rows that passed the cheaper rules). One aggregate over the whole
-# match set, no rows fetched: there is no counting ceiling to be wrong past.
-_COUNTS = f"""
-with {_DOCS}
-select rule, count(*) as n
-from (
-    select case
-        when {_IN_CONTEXT} then 'already_in_context'
-        when not {has_evidence("m")} then 'no_evidence'
-        when not {audience_allows("m")} then 'audience'
-        when not {lineage_allows("m")} then 'lineage'
-        else 'eligible'
-    end as rule
-    {_MATCHES}
-) ruled
-group by rule
+select c.counts, c.examined, h.*
+from counted c
+left join hits h on true
+order by h.score desc, h.id desc
 """
 
 
@@ -224,34 +255,47 @@ RULES = ("already_in_context", "no_evidence", "audience", "lineage", "eligible")
 class PageRequest:
     after: tuple[float, int] | None
     limit: int
-    pool: int
+    window: int
 
 
-async def ranked_page(
+@dataclass(frozen=True, slots=True)
+class SearchRows:
+    hits: list[HitRow]
+    # Examined matches by the first rule that removed them, plus `eligible` (passed them all).
+    counts: Mapping[str, int]
+    # How many matches were examined; fewer than the window means every match was.
+    examined: int
+
+
+async def search(
     db: Session,
     destination: Destination,
     filters: SearchFilters,
     rank: RankInputs,
     page: PageRequest,
-) -> list[HitRow]:
-    """Up to `page.limit` hits in ranking order, after the cursor position if any."""
+) -> SearchRows:
+    """Up to `page.limit` hits in ranking order (after the cursor position, if any) and the
+    exclusion counts of the window they were ranked from."""
     after_score, after_id = page.after if page.after else (None, None)
     rows = await db.fetch(
-        _PAGE,
+        _SEARCH,
         *filters.params(destination),
+        page.window,
         rank.turn_created_at,
         rank.requester_id,
         rank.conversation_id,
         after_score,
         after_id,
         page.limit,
-        page.pool,
         rank.recency_weight,
         rank.recency_days,
         rank.requester_spoke_weight,
         rank.same_conversation_weight,
     )
-    return [_hit(r) for r in rows]
+    counts = dict.fromkeys(RULES, 0)
+    counts.update(rows[0]["counts"])  # jsonb, decoded by the pool (app.db)
+    hits = [_hit(r) for r in rows if r["id"] is not None]
+    return SearchRows(hits, counts, rows[0]["examined"])
 
 
 def _hit(r: asyncpg.Record) -> HitRow:
@@ -278,13 +322,3 @@ def _hit(r: asyncpg.Record) -> HitRow:
         r["parent_name"],
         people,
     )
-
-
-async def exclusion_counts(
-    db: Session, destination: Destination, filters: SearchFilters
-) -> Mapping[str, int]:
-    """Matches by the first rule that removed them, plus `eligible` (those that passed all)."""
-    rows = await db.fetch(_COUNTS, *filters.params(destination))
-    counts = dict.fromkeys(RULES, 0)
-    counts.update({r["rule"]: r["n"] for r in rows})
-    return counts

@@ -101,10 +101,11 @@ async def backfill_batch(conn: asyncpg.Connection, workspace_id: int, limit: int
     status = await conn.execute(
         """
         insert into search_documents
-            (workspace_id, message_id, scope_id, author_id, global_seq, seq, tsv)
-        select m.workspace_id, m.id, m.scope_id, m.author_id, m.global_seq, m.seq,
-               recall_document_tsvector(m.body)
+            (workspace_id, message_id, scope_id, root_scope_id, author_id, global_seq, seq, tsv)
+        select m.workspace_id, m.id, m.scope_id, coalesce(s.parent_id, s.id), m.author_id,
+               m.global_seq, m.seq, recall_document_tsvector(m.body)
         from messages m
+        join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id
         where m.workspace_id = $1
           and not exists (select 1 from search_documents d
                           where d.workspace_id = m.workspace_id and d.message_id = m.id)

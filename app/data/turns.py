@@ -14,7 +14,12 @@ from typing import Any
 
 import asyncpg
 
-from app.data.eligibility import Destination, eligible, in_perspective
+from app.data.eligibility import (
+    Destination,
+    eligible,
+    in_perspective,
+    perspective_conversations,
+)
 from app.data.session import Session
 
 # The CLI runs on a bare connection, the API on a request session; both speak the same calls.
@@ -37,6 +42,8 @@ class TurnRow:
     evidence: frozenset[int]
     # Still a member of the turn's scope now (membership may have changed since the start).
     agent_in_scope: bool
+    # The agent's conversations now: narrows historySearch's scan of the sidecar.
+    conversations: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +62,8 @@ select {in_perspective("t.scope_id", "$3")} as agent_in_scope, t.id, t.workspace
        t.requester_id, t.trigger_message_id, t.created_at,
        a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
        array(select e.message_id from turn_evidence e
-             where e.workspace_id = t.workspace_id and e.turn_id = t.id) as evidence
+             where e.workspace_id = t.workspace_id and e.turn_id = t.id) as evidence,
+       {perspective_conversations("t.workspace_id", "t.agent_id")} as conversations
 from turns t
 join scopes s on s.workspace_id = t.workspace_id and s.id = t.scope_id
 join audiences a on a.workspace_id = t.workspace_id and a.id = t.destination_audience_id
@@ -79,6 +87,7 @@ def _turn_row(r: asyncpg.Record) -> TurnRow:
         destination,
         frozenset(r["evidence"]),
         r["agent_in_scope"],
+        tuple(r["conversations"]),
     )
 
 

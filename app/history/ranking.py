@@ -26,9 +26,11 @@ from datetime import datetime
 from app.errors import InvalidCursor
 from app.search.opaque import seal, unseal
 
-# The newest eligible matches that are ranked: bounded work per search, and deep enough that
-# a relevant older exchange still competes with recent chatter.
-POOL_SIZE = 500
+# The newest matches in the agent's perspective that a search examines: the eligible ones are
+# ranked, and all of them are counted for the audit. Bounded work per search however common the
+# words (at 1M messages, a term in a quarter of them: milliseconds rather than seconds), and deep
+# enough that a relevant older exchange still competes with recent chatter.
+WINDOW = 1000
 # Recency decays with the age of the message at the turn's start: weight * exp(-days / DAYS).
 RECENCY_WEIGHT = 0.04
 RECENCY_DAYS = 30.0

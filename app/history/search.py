@@ -1,11 +1,12 @@
 """One historySearch: bound by the turn, authorized in SQL, ledgered and audited together.
 
 Order of work, all inside one transaction that holds the turn's row lock:
-  1. the ranked page (eligibility and perspective in its WHERE, before ranking and LIMIT),
+  1. one statement: the examined window (the newest matches in the agent's perspective, at
+     most ranking.WINDOW), its exclusion counts, and the ranked page of its eligible rows
+     (eligibility and perspective in WHERE clauses, before ranking and LIMIT),
   2. the neighbors of its hits (one batched statement, same fragments),
-  3. the exclusion counts (same fragments, aggregated over every match),
-  4. the shown messages join the turn's evidence, and
-  5. the audit row is written.
+  3. the shown messages join the turn's evidence, and
+  4. the audit row is written, with the counts and how many matches were examined.
 If any step fails, nothing of the search is kept: no evidence without its audit row, and no
 result without its evidence, because a reply's provenance must include everything it saw.
 """
@@ -23,8 +24,8 @@ from app.data.history_search import (
     PageRequest,
     RankInputs,
     SearchFilters,
-    exclusion_counts,
-    ranked_page,
+    SearchRows,
+    search,
 )
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
@@ -105,30 +106,29 @@ async def history_search(
         ledger.evidence = set(turn.evidence)
         author = {"REQUESTER": turn.requester_id, "YOU": turn.agent_id}.get(request.speaker)
         filters = SearchFilters(
-            agent_id, turn.id, turn.trigger_message_id, parsed.include, parsed.exclude,
-            author, since, until,
+            agent_id, turn.id, turn.trigger_message_id, turn.conversations, parsed.include,
+            parsed.exclude, author, since, until,
         )  # fmt: skip
         size = ledger.page_size(request.first)
-        hits = []
-        if size > 0:
-            rank = RankInputs(
-                turn.created_at,
-                turn.requester_id,
-                turn.conversation_id,
-                ranking.RECENCY_WEIGHT,
-                ranking.RECENCY_DAYS,
-                ranking.REQUESTER_SPOKE_WEIGHT,
-                ranking.SAME_CONVERSATION_WEIGHT,
-            )
-            position = (after.score, after.message_id) if after else None
-            page = PageRequest(position, size + 1, ranking.POOL_SIZE)
-            hits = await ranked_page(db, turn.destination, filters, rank, page)
+        rank = RankInputs(
+            turn.created_at,
+            turn.requester_id,
+            turn.conversation_id,
+            ranking.RECENCY_WEIGHT,
+            ranking.RECENCY_DAYS,
+            ranking.REQUESTER_SPOKE_WEIGHT,
+            ranking.SAME_CONVERSATION_WEIGHT,
+        )
+        position = (after.score, after.message_id) if after else None
+        # With the budget spent the page is empty, but the window is still counted and audited.
+        page = PageRequest(position, size + 1 if size > 0 else 0, ranking.WINDOW)
+        found: SearchRows = await search(db, turn.destination, filters, rank, page)
+        hits, counts = found.hits, found.counts
         more = len(hits) > size
         hits = hits[:size]
         around = await load_neighbors([h.message.id for h in hits]) if hits else []
         shown = ledger.fit(hits, around)
         more = more or len(shown) < len(hits)
-        counts = await exclusion_counts(db, turn.destination, filters)
         message_ids = ledger.record(shown)
         await turns.add_evidence(db, workspace_id, turn.id, message_ids)
         status = "OK" if size > 0 else "BUDGET_EXHAUSTED"
@@ -163,6 +163,9 @@ async def history_search(
                 "audience": counts["audience"],
                 "lineage": counts["lineage"],
                 "below_cutoff": max(counts["eligible"] - len(shown), 0),
+                # Not rules: how many matches the counts cover, and the ceiling on that number.
+                "examined": found.examined,
+                "window": ranking.WINDOW,
             },
         )
 
