@@ -79,6 +79,20 @@ async def test_syntax_and_validation_errors_are_400(client, tokens) -> None:  # 
         assert result.codes == ["BAD_USER_INPUT"]
 
 
+async def test_depth_and_alias_limits_hold_on_every_request(client, tokens) -> None:  # type: ignore[no-untyped-def]
+    # The limits are validation rules; validation results are cached per document, so the
+    # second identical request must be refused just like the first.
+    deep = "{ viewer { workspace { scopes { " + "parent { " * 12 + "key" + " }" * 12 + " } } } }"
+    aliased = "{ " + " ".join(f"a{i}: viewer {{ member {{ key }} }}" for i in range(51)) + " }"
+    for query, rule in ((deep, "exceeds maximum operation depth"), (aliased, "aliases")):
+        for _ in range(2):
+            result = await client.post(query, token=tokens["alice"])
+            assert result.status == 400 and result.codes == ["BAD_USER_INPUT"], result.body
+            assert rule in str(result.body), result.body
+    fine = await client.post("{ viewer { member { key } } }", token=tokens["alice"])
+    assert fine.status == 200 and not fine.errors
+
+
 async def test_oversized_request_is_rejected(client, tokens) -> None:  # type: ignore[no-untyped-def]
     result = await client.post(
         "{ viewer { member { key } } }" + " " * 300_000, token=tokens["alice"]
