@@ -26,17 +26,23 @@ _CJK_RUN = re.compile(
 Range = tuple[int, int]
 
 
-def _utf16_len(ch: str) -> int:
-    return 2 if ord(ch) > 0xFFFF else 1
+_MARK = re.compile(f"[{re.escape(START_MARK)}{re.escape(STOP_MARK)}]")
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units: code points beyond the BMP (emoji) count 2."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
 
 
 def utf16_offsets(text: str) -> list[int]:
     """offsets[i] = UTF-16 offset of code point i; offsets[len(text)] = UTF-16 length."""
+    if utf16_len(text) == len(text):  # no surrogate pairs: offsets are indices
+        return list(range(len(text) + 1))
     out = [0] * (len(text) + 1)
     pos = 0
     for i, ch in enumerate(text):
         out[i] = pos
-        pos += _utf16_len(ch)
+        pos += 2 if ord(ch) > 0xFFFF else 1
     out[len(text)] = pos
     return out
 
@@ -49,16 +55,20 @@ def marked_ranges(body: str, marked: str | None) -> list[Range]:
     plain: list[str] = []
     pos = 0
     start: int | None = None
-    for ch in marked:
-        if ch == START_MARK:
+    last = 0
+    # Whole segments between marks, not characters: a body is mostly unmarked text.
+    for mark in _MARK.finditer(marked):
+        segment = marked[last : mark.start()]
+        plain.append(segment)
+        pos += utf16_len(segment)
+        last = mark.end()
+        if mark.group() == START_MARK:
             start = pos
-        elif ch == STOP_MARK:
+        else:
             if start is not None and pos > start:
                 ranges.append((start, pos))
             start = None
-        else:
-            plain.append(ch)
-            pos += _utf16_len(ch)
+    plain.append(marked[last:])
     # The marked copy is the body with marks inserted (and the body's own marks replaced by
     # one-unit U+FFFD). If it is anything else, its offsets would be wrong: show none.
     expected = body.replace(START_MARK, "\ufffd").replace(STOP_MARK, "\ufffd")
