@@ -17,7 +17,7 @@ from app.data.message_search import (
     AuthorCondition,
     ScopeCondition,
     headlines,
-    scan_candidates,
+    scan_for_page,
 )
 from app.data.readiness import session_readiness
 from app.errors import BadUserInput, Forbidden
@@ -158,7 +158,7 @@ async def _message_search(
     # The read and its audit row share one transaction: a failed audit write fails the search.
     async with ctx.db.transaction():
         await ensure_read_ready(ctx.db, reader.workspace_id)
-        candidates = await scan_candidates(
+        candidates = await scan_for_page(
             ctx.db,
             reader.destination.params(),
             parsed.include,
@@ -168,6 +168,7 @@ async def _message_search(
             after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
             if start
             else None,
+            first=first,
             budget=budget,
         )
         page = page_of(candidates, first, budget)

@@ -51,6 +51,7 @@ MUTATION_PARTS: tuple[type, ...] = (HistoryMutation,)
 Query = merge_types("Query", QUERY_PARTS)
 Mutation = merge_types("Mutation", MUTATION_PARTS) if MUTATION_PARTS else None
 
+
 class RequestLimits(AddValidationRules):
     """Depth and alias limits as validation rules built once. The stock limiters build a new
     rule class per request, which made every request a miss in ValidationCache (whose key

@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.data.eligibility import audience_allows, has_evidence, lineage_allows
+from app.data.eligibility import (
+    ALLOWED_AUDIENCES_CTE,
+    ALLOWED_FROM_CTE,
+    audience_allows,
+    has_evidence,
+    lineage_allows,
+)
 from app.data.session import Session
 
 # The private-use characters that mark highlights in ts_headline output. Bodies may contain
@@ -139,7 +145,8 @@ async def scan_candidates(
     # count each candidate under the first rule that removed it. NULL fails closed (coalesce),
     # and so does a document that disagrees with its message row (m.id is null).
     sql = f"""
-        with candidates as materialized (
+        with {ALLOWED_AUDIENCES_CTE},
+        candidates as materialized (
             select d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id
             from search_documents d
             where {" and ".join(where)}
@@ -150,8 +157,8 @@ async def scan_candidates(
                case
                    when m.id is null or not coalesce({has_evidence("m")}, false)
                        then 'no_evidence'
-                   when not coalesce({audience_allows("m")}, false) then 'audience'
-                   when not coalesce({lineage_allows("m")}, false) then 'lineage'
+                   when not coalesce({audience_allows("m", ALLOWED_FROM_CTE)}, false) then 'audience'
+                   when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE)}, false) then 'lineage'
                end as excluded_by
         from candidates c
         left join messages m
@@ -171,6 +178,47 @@ async def scan_candidates(
         )
         for r in rows
     ]
+
+
+async def scan_for_page(
+    db: Session,
+    destination: tuple[int, str, int, list[int]],
+    include: Sequence[str],
+    exclude: Sequence[str],
+    *,
+    scope: ScopeCondition | None,
+    author: AuthorCondition | None,
+    after: After | None,
+    first: int,
+    budget: int,
+) -> list[Candidate]:
+    """The candidates a page of `first` needs, never more than `budget` of them.
+
+    Most pages fill from their first few candidates, so the scan probes a little past what a
+    full page needs (`2 * first + 1`: a page and the one eligible match that proves a next one,
+    with room for some invisible ones) and continues to the budget only when the probe came
+    back short of that. A scan of a common term then reads tens of documents, not hundreds;
+    the candidates, their order and their verdicts are exactly those of one scan of `budget`,
+    cut where the page is decided."""
+    probe = min(budget, 2 * first + 1)
+    found = await scan_candidates(
+        db, destination, include, exclude, scope=scope, author=author, after=after, budget=probe
+    )
+    eligible = sum(c.excluded_by is None for c in found)
+    if eligible > first or len(found) < probe or probe == budget:
+        return found
+    last = found[-1]
+    rest = await scan_candidates(
+        db,
+        destination,
+        include,
+        exclude,
+        scope=scope,
+        author=author,
+        after=After(last.global_seq, last.scope_id, last.seq, last.message_id),
+        budget=budget - probe,
+    )
+    return found + rest
 
 
 async def headlines(db: Session, bodies: Sequence[str], include: Sequence[str]) -> list[str | None]:

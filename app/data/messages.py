@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.data.eligibility import ALLOWED_AUDIENCES_CTE
 from app.data.readers import Reader
 from app.data.rows import MessageRow
 from app.data.session import Session
@@ -21,7 +22,7 @@ async def readable_messages_by_ids(
     where, extra = predicate
     assert reader.destination is not None
     rows = await db.fetch(
-        f"select {MESSAGE_COLUMNS} from messages m"
+        f"with {ALLOWED_AUDIENCES_CTE} select {MESSAGE_COLUMNS} from messages m"
         f" where m.workspace_id = $1 and m.id = any($5) and {where}",
         *reader.destination.params(),
         list(ids),

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.data.eligibility import Destination, eligible, in_perspective, person_destination
+from app.data.eligibility import (
+    ALLOWED_FROM_CTE,
+    Destination,
+    eligible,
+    in_perspective,
+    person_destination,
+)
 from app.data.session import Session
 from app.tokens import Principal, hash_token
 
@@ -29,10 +35,11 @@ class Reader:
 
     def message_predicate(self, m: str, next_param: int) -> tuple[str, list[object]] | None:
         """WHERE conjuncts (with their parameters after $1-$4) for messages this reader may
-        read, or None when it may read none. Parameters $1-$4 are the destination."""
+        read, or None when it may read none. Parameters $1-$4 are the destination; the
+        statement defines ALLOWED_AUDIENCES_CTE (the allowed audiences, once per statement)."""
         if self.destination is None:
             return None
-        sql = eligible(m)
+        sql = eligible(m, ALLOWED_FROM_CTE)
         if self.agent_id is not None:
             sql += " and " + in_perspective(f"{m}.scope_id", f"${next_param}")
             return sql, [self.agent_id]

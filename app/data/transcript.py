@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.data.eligibility import ALLOWED_AUDIENCES_CTE
 from app.data.messages import MESSAGE_COLUMNS
 from app.data.readers import Reader
 from app.data.rows import MessageRow
@@ -52,7 +53,8 @@ async def window(
         f"m.workspace_id = $1 and m.scope_id = $5 and exists (select 1 from readable) and {where}"
     )
     sql = f"""
-        with readable as (
+        with {ALLOWED_AUDIENCES_CTE},
+        readable as (
             select 1 from scopes s
             where s.workspace_id = $1 and s.id = $5 and {reader.scope_predicate("s", "$10")}
         ),
