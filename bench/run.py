@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import os
 import socket
@@ -36,7 +37,7 @@ import httpx
 from app.api.ids import encode_id
 from app.db import resolve_database_url
 from app.settings import Settings
-from bench.generate import Summary, generate_file
+from bench.generate import Summary, generate, generate_file
 
 _RECALL = str(Path(sys.executable).with_name("recall"))
 
@@ -333,21 +334,22 @@ async def run(args: argparse.Namespace) -> Results:
     started = time.perf_counter()
     settings = Settings()
     server_dsn = resolve_database_url(settings)
-    name = f"recall_bench_{os.getpid()}"
+    name = args.reuse or f"recall_bench_{os.getpid()}"
     dsn = _with_database(server_dsn, name)
     results = Results(args.messages, args.seed, urlsplit(server_dsn).netloc.split("@")[-1])
     admin = await asyncpg.connect(server_dsn)
-    await admin.execute(f'drop database if exists "{name}" with (force)')
-    await admin.execute(f'create database "{name}"')
+    if not args.reuse:
+        await admin.execute(f'drop database if exists "{name}" with (force)')
+        await admin.execute(f'create database "{name}"')
     try:
-        with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
-            path = Path(tmp) / "fixture.json"
-            _say(f"generating {args.messages} messages (seed {args.seed})")
-            summary: Summary = generate_file(args.messages, args.seed, path, sys.stderr)
+        if args.reuse:
+            # The same size and seed generate the same workspace: only its summary is needed.
+            _say(f"reusing database {name}; regenerating its fixture's summary")
+            summary = generate(args.messages, args.seed, _Discard())
             results.generate = {k: getattr(summary, k) for k in summary.__dataclass_fields__}
-            _say(f"generated in {summary.seconds} s; importing with `recall import`")
-            results.imported = await _import(dsn, path)
-            _say(f"imported: {results.imported.get('messages_per_second')} messages/s")
+            results.imported = {"reused_database": name}
+        else:
+            summary = await _generate_and_import(args, dsn, results)
         conn = await asyncpg.connect(dsn)
         try:
             await conn.execute("vacuum analyze")
@@ -355,13 +357,30 @@ async def run(args: argparse.Namespace) -> Results:
         finally:
             await conn.close()
     finally:
-        if not args.keep:
-            await admin.execute(f'drop database if exists "{name}" with (force)')
-        else:
+        if args.keep or args.reuse:
             _say(f"kept database {name}")
+        else:
+            await admin.execute(f'drop database if exists "{name}" with (force)')
         await admin.close()
     results.seconds = round(time.perf_counter() - started, 1)
     return results
+
+
+class _Discard(io.TextIOBase):
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+async def _generate_and_import(args: argparse.Namespace, dsn: str, results: Results) -> Summary:
+    with tempfile.TemporaryDirectory(prefix="recall-bench-") as tmp:
+        path = Path(tmp) / "fixture.json"
+        _say(f"generating {args.messages} messages (seed {args.seed})")
+        summary = generate_file(args.messages, args.seed, path, sys.stderr)
+        results.generate = {k: getattr(summary, k) for k in summary.__dataclass_fields__}
+        _say(f"generated in {summary.seconds} s; importing with `recall import`")
+        results.imported = await _import(dsn, path)
+        _say(f"imported: {results.imported.get('messages_per_second')} messages/s")
+    return summary
 
 
 async def _ids(conn: asyncpg.Connection, kind_keys: list[tuple[str, str]]) -> dict[str, int]:
@@ -658,6 +677,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     p.add_argument("--smoke", action="store_true", help="2,000 messages, 5 repetitions")
     p.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    p.add_argument(
+        "--reuse",
+        metavar="NAME",
+        default=None,
+        help="measure an existing database kept by --keep (same --messages and --seed): "
+        "no generation, no import",
+    )
     p.add_argument("--skip-expression-index", action="store_true")
     args = p.parse_args(argv)
     if args.smoke:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.data import message_search
 from app.data.eligibility import eligible
 from tests.message_search_support import SEARCH, author, global_id, search, workspace
 from tests.personas import load
@@ -114,6 +115,23 @@ async def test_pages_of_any_size_add_up_to_exactly_the_unpaged_result(
     got = [e["node"]["key"] for p in pages for e in p["edges"]]
     assert got == expected
     assert len(set(got)) == len(got)
+
+
+@pytest.mark.parametrize("walk", [7, 40, 10_000])
+@pytest.mark.parametrize("query", ["needle odd", "odd needle -chatter"])
+async def test_walking_the_newest_documents_first_changes_no_page(
+    client: Any, db: asyncpg.Connection, ann: str, monkeypatch: Any, walk: int, query: str
+) -> None:
+    """Queries of several words read the newest `WALK` documents before the planner's scan
+    takes over; wherever that boundary falls, the pages are exactly the unpaged result."""
+    monkeypatch.setattr(message_search, "WALK", walk)
+    words = query.split()
+    expected = await _oracle(
+        db, [w for w in words if not w.startswith("-")], [w[1:] for w in words if w[0] == "-"]
+    )
+    for sizes in ([3], [20], [7, 50]):
+        pages = await _all_pages(client, ann, query, sizes)
+        assert [e["node"]["key"] for p in pages for e in p["edges"]] == expected
 
 
 async def test_budget_exhaustion_continues_to_older_visible_matches(

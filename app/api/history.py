@@ -97,6 +97,7 @@ class HistoryQuery:
             context.db,
             workspace_id=context.reader.workspace_id,
             agent_id=context.reader.actor_id,
+            search_ready=context.reader.search_ready,
             ledger=ledger,
             # An explicit null means the default, as for messageSearch.
             request=HistoryRequest(

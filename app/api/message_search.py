@@ -153,11 +153,11 @@ async def _message_search(
     bound_to = binding(parsed.normalized, filters)
     start = decode_cursor(after, bound_to) if after is not None else None
 
+    ensure_read_ready(reader.search_ready)
     budget = budget_for(first)
     secret = ctx.settings.master_key.get_secret_value() if ctx.settings.master_key else None
     # The read and its audit row share one transaction: a failed audit write fails the search.
     async with ctx.db.transaction():
-        await ensure_read_ready(ctx.db, reader.workspace_id)
         candidates = await scan_for_page(
             ctx.db,
             reader.destination.params(),

@@ -120,12 +120,16 @@ async def scan_candidates(
     author: AuthorCondition | None,
     after: After | None,
     budget: int,
+    walk: int | None = None,
 ) -> list[Candidate]:
     """Up to `budget` candidates in search order, each with its eligibility verdict.
 
     The pool plans every statement for its actual parameters (app.db), so the folded tsquery
     picks the GIN or the recency index by how selective it is. A query that is only stop
     words has a NULL tsquery, which matches no document (`@@ NULL` is not true).
+
+    With `walk`, only the newest `walk` documents (after the position) are considered, read
+    in order through the recency index whatever the planner estimates (see scan_for_page).
     """
     p = _Params(destination)
     where = [
@@ -133,8 +137,16 @@ async def scan_candidates(
         f"d.tsv @@ recall_search_tsquery({p.add(list(include))}::text[],"
         f" {p.add(list(exclude))}::text[], false)",
     ]
+    source = "search_documents d"
     if after is not None:
         where.append(_after_condition(after, p))
+    if walk is not None:
+        start = f" and {_after_condition(after, p)}" if after is not None else ""
+        source = (
+            f"(select d.* from search_documents d where d.workspace_id = $1{start}"
+            f" order by d.global_seq desc, d.scope_id, d.seq desc, d.message_id"
+            f" limit {p.add(walk)}) d"
+        )
     if scope is not None:
         where.append(f"d.scope_id = {p.add(scope.scope_id)}::bigint")
     if author is not None:
@@ -148,7 +160,7 @@ async def scan_candidates(
         with {ALLOWED_AUDIENCES_CTE},
         candidates as materialized (
             select d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id
-            from search_documents d
+            from {source}
             where {" and ".join(where)}
             order by d.global_seq desc, d.scope_id, d.seq desc, d.message_id
             limit {limit}
@@ -180,6 +192,18 @@ async def scan_candidates(
     ]
 
 
+# Documents read newest first before a query of several lexemes falls back to the planner.
+WALK = 10_000
+
+
+def _several_lexemes(include: Sequence[str]) -> bool:
+    """Queries the planner underestimates: it multiplies the selectivities of a query's
+    lexemes, but words searched together (a phrase, a Chinese word's bigrams, "acme migration")
+    occur together. At 1M messages it took a phrase in 1% of them for 90 rows and fetched all
+    10,000 from the GIN index, 15 ms, where reading the newest documents finds a page in 1 ms."""
+    return len(include) > 1 or any(" " in t or not t.isascii() for t in include)
+
+
 async def scan_for_page(
     db: Session,
     destination: tuple[int, str, int, list[int]],
@@ -197,28 +221,34 @@ async def scan_for_page(
     Most pages fill from their first few candidates, so the scan probes a little past what a
     full page needs (`2 * first + 1`: a page and the one eligible match that proves a next one,
     with room for some invisible ones) and continues to the budget only when the probe came
-    back short of that. A scan of a common term then reads tens of documents, not hundreds;
-    the candidates, their order and their verdicts are exactly those of one scan of `budget`,
-    cut where the page is decided."""
+    back short of that. A query of several lexemes probes by reading the newest WALK documents
+    first, and hands the rest of the scan to the planner only if they held too few matches.
+    Either way the candidates, their order and their verdicts are exactly those of one scan of
+    `budget` in search order, cut where the page is decided."""
     probe = min(budget, 2 * first + 1)
-    found = await scan_candidates(
-        db, destination, include, exclude, scope=scope, author=author, after=after, budget=probe
-    )
+
+    async def scan(start: After | None, n: int, walk: int | None = None) -> list[Candidate]:
+        return await scan_candidates(
+            db, destination, include, exclude,
+            scope=scope, author=author, after=start, budget=n, walk=walk,
+        )  # fmt: skip
+
+    def past(found: list[Candidate]) -> After | None:
+        last = found[-1] if found else None
+        return After(last.global_seq, last.scope_id, last.seq, last.message_id) if last else after
+
+    if _several_lexemes(include):
+        found = await scan(after, probe, WALK)
+        if len(found) < probe:
+            # The newest documents held too few matches; the rest of them match nothing more,
+            # so the planner's scan continues right after the last match found.
+            return found + await scan(past(found), budget - len(found))
+    else:
+        found = await scan(after, probe)
     eligible = sum(c.excluded_by is None for c in found)
     if eligible > first or len(found) < probe or probe == budget:
         return found
-    last = found[-1]
-    rest = await scan_candidates(
-        db,
-        destination,
-        include,
-        exclude,
-        scope=scope,
-        author=author,
-        after=After(last.global_seq, last.scope_id, last.seq, last.message_id),
-        budget=budget - probe,
-    )
-    return found + rest
+    return found + await scan(past(found), budget - probe)
 
 
 async def headlines(db: Session, bodies: Sequence[str], include: Sequence[str]) -> list[str | None]:

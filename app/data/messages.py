@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from app.data.eligibility import ALLOWED_AUDIENCES_CTE
 from app.data.readers import Reader
-from app.data.rows import MessageRow
+from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.data.session import Session
 
 MESSAGE_COLUMNS = "m.id, m.key, m.scope_id, m.seq, m.global_seq, m.author_id, m.body, m.created_at"
@@ -14,18 +14,40 @@ MESSAGE_COLUMNS = "m.id, m.key, m.scope_id, m.seq, m.global_seq, m.author_id, m.
 
 async def readable_messages_by_ids(
     db: Session, reader: Reader, ids: Sequence[int]
-) -> list[MessageRow]:
-    """The messages among `ids` that the reader may read; the rest are silently absent."""
+) -> list[tuple[MessageRow, ActorRow, ScopeRow]]:
+    """The messages among `ids` that the reader may read, each with its author and its scope
+    (shown with the message, as part of it); the rest are silently absent."""
     predicate = reader.message_predicate("m", 6)
     if predicate is None or not ids:
         return []
     where, extra = predicate
     assert reader.destination is not None
     rows = await db.fetch(
-        f"with {ALLOWED_AUDIENCES_CTE} select {MESSAGE_COLUMNS} from messages m"
-        f" where m.workspace_id = $1 and m.id = any($5) and {where}",
+        f"""
+        with {ALLOWED_AUDIENCES_CTE}
+        select {MESSAGE_COLUMNS},
+               a.key as a_key, a.kind as a_kind, a.name as a_name, a.owner_id as a_owner_id,
+               s.key as s_key, s.kind as s_kind, s.visibility as s_visibility,
+               s.name as s_name, s.parent_id as s_parent_id,
+               s.root_message_id as s_root_message_id,
+               s.destination_audience_id as s_destination_audience_id
+        from messages m
+        join actors a on a.workspace_id = m.workspace_id and a.id = m.author_id
+        join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id
+        where m.workspace_id = $1 and m.id = any($5) and {where}
+        """,
         *reader.destination.params(),
         list(ids),
         *extra,
     )
-    return [MessageRow.of(r) for r in rows]
+    return [
+        (
+            MessageRow.of(r),
+            ActorRow(r["author_id"], r["a_key"], r["a_kind"], r["a_name"], r["a_owner_id"]),
+            ScopeRow(
+                r["scope_id"], r["s_key"], r["s_kind"], r["s_visibility"], r["s_name"],
+                r["s_parent_id"], r["s_root_message_id"], r["s_destination_audience_id"],
+            ),  # fmt: skip
+        )
+        for r in rows
+    ]

@@ -28,6 +28,8 @@ class Reader:
     actor_id: int
     destination: Destination | None
     turn_id: int | None = None
+    # The workspace's search readiness (DESIGN.md, Readiness), read with the token.
+    search_ready: bool = False
 
     @property
     def agent_id(self) -> int | None:
@@ -71,9 +73,12 @@ async def reader_for_token(db: Session, token: str) -> tuple[Principal, Reader] 
     row = await db.fetchrow(
         """
         select t.workspace_id, t.kind, t.actor_id, t.turn_id, w.default_namespace_id,
-               a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers
+               a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
+               coalesce(r.migrated and r.backfilled and r.finalized and r.read_ready, false)
+                   as search_ready
         from tokens t
         join workspaces w on w.id = t.workspace_id
+        left join search_readiness r on r.workspace_id = t.workspace_id
         left join turns tu on t.kind = 'turn' and tu.workspace_id = t.workspace_id
             and tu.id = t.turn_id and tu.agent_id = t.actor_id
         left join audiences a on a.workspace_id = tu.workspace_id
@@ -86,14 +91,16 @@ async def reader_for_token(db: Session, token: str) -> tuple[Principal, Reader] 
         return None
     ws, kind, actor = row["workspace_id"], row["kind"], row["actor_id"]
     principal = Principal(ws, kind, actor, row["turn_id"])
+    ready = row["search_ready"]
     if kind == "member":
         ns = row["default_namespace_id"]
         if ns is None:
             return None
-        return principal, Reader(ws, "member", actor, person_destination(ws, ns, actor))
+        destination = person_destination(ws, ns, actor)
+        return principal, Reader(ws, "member", actor, destination, search_ready=ready)
     if kind == "agent":
-        return principal, Reader(ws, "agent", actor, None)
+        return principal, Reader(ws, "agent", actor, None, search_ready=ready)
     if row["dest_ns"] is None:
         return None
     destination = Destination(ws, row["dest_kind"], row["dest_ns"], tuple(row["dest_readers"]))
-    return principal, Reader(ws, "turn", actor, destination, principal.turn_id)
+    return principal, Reader(ws, "turn", actor, destination, principal.turn_id, ready)

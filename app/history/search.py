@@ -86,6 +86,7 @@ async def history_search(
     request: HistoryRequest,
     master_key: str | None,
     load_neighbors: NeighborLoader,
+    search_ready: bool,
 ) -> HistoryResult:
     if not 1 <= request.first <= MAX_FIRST:
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
@@ -97,7 +98,7 @@ async def history_search(
     parsed = parse_query(request.query)
     bound_to = ranking.binding(ledger.turn_id, parsed.normalized, request.speaker, since, until)
     after = ranking.decode_cursor(request.after, bound_to) if request.after else None
-    await ensure_read_ready(db, workspace_id)
+    ensure_read_ready(search_ready)
 
     async with ledger.lock, db.transaction():
         turn = await turns.lock_turn(db, workspace_id, ledger.turn_id, agent_id)

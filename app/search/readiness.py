@@ -17,26 +17,25 @@ from app.data.readiness import (
     index_is_valid,
     missing_documents,
     readiness_of,
-    session_readiness,
     set_flags,
     triggers_enabled,
     workspaces_in_order,
 )
-from app.data.session import Session
 from app.errors import SearchUnavailable, UsageError
 
 _BACKFILL_BATCH = 5_000
 _OPERATIONS = ("status", "backfill", "finalize", "promote", "ensure-ready")
 
 
-async def ensure_read_ready(db: Session, workspace_id: int) -> None:
+def ensure_read_ready(ready: bool) -> None:
     """Raise SearchUnavailable unless the workspace's search is fully ready.
 
-    All four flags are checked, not only read_ready: a row that claims read_ready without the
-    steps before it (the check constraint forbids it, but the gate must not rely on that) is
-    not ready.
+    `ready` is read with the request's token (app.data.readers): all four flags, not only
+    read_ready — a row that claims read_ready without the steps before it (the check
+    constraint forbids it, but the gate must not rely on that) is not ready. Readiness only
+    ever moves forward, so the value read at the start of the request holds for all of it.
     """
-    if not (await session_readiness(db, workspace_id)).ready:
+    if not ready:
         raise SearchUnavailable("search is not available for this workspace yet")
 
 
