@@ -133,9 +133,7 @@ async def test_bodies_holding_the_marker_characters_highlight_correctly(
 async def test_a_page_of_100_costs_the_statements_of_a_page_of_1(
     client: Any, db: asyncpg.Connection, issue_token: Any
 ) -> None:
-    messages = [
-        (f"m{i}", "room", ("ann", "ben", "bot")[i % 3], f"status {i}") for i in range(150)
-    ]
+    messages = [(f"m{i}", "room", ("ann", "ben", "bot")[i % 3], f"status {i}") for i in range(150)]
     await load(db, workspace(messages))
     token = await issue_token("member", "lab", "ann")
     counts = {}

@@ -45,8 +45,14 @@ async def readable_messages_by_ids(
             MessageRow.of(r),
             ActorRow(r["author_id"], r["a_key"], r["a_kind"], r["a_name"], r["a_owner_id"]),
             ScopeRow(
-                r["scope_id"], r["s_key"], r["s_kind"], r["s_visibility"], r["s_name"],
-                r["s_parent_id"], r["s_root_message_id"], r["s_destination_audience_id"],
+                r["scope_id"],
+                r["s_key"],
+                r["s_kind"],
+                r["s_visibility"],
+                r["s_name"],
+                r["s_parent_id"],
+                r["s_root_message_id"],
+                r["s_destination_audience_id"],
             ),  # fmt: skip
         )
         for r in rows
