@@ -26,8 +26,9 @@ async def readable_messages_by_ids(
         f"""
         with {ALLOWED_AUDIENCES_CTE}
         select {MESSAGE_COLUMNS},
-               a.key as a_key, a.kind as a_kind, a.name as a_name, a.owner_id as a_owner_id,
-               s.key as s_key, s.kind as s_kind, s.visibility as s_visibility,
+               a.id as a_id, a.key as a_key, a.kind as a_kind, a.name as a_name,
+               a.owner_id as a_owner_id,
+               s.id as s_id, s.key as s_key, s.kind as s_kind, s.visibility as s_visibility,
                s.name as s_name, s.parent_id as s_parent_id,
                s.root_message_id as s_root_message_id,
                s.destination_audience_id as s_destination_audience_id
@@ -40,20 +41,4 @@ async def readable_messages_by_ids(
         list(ids),
         *extra,
     )
-    return [
-        (
-            MessageRow.of(r),
-            ActorRow(r["author_id"], r["a_key"], r["a_kind"], r["a_name"], r["a_owner_id"]),
-            ScopeRow(
-                r["scope_id"],
-                r["s_key"],
-                r["s_kind"],
-                r["s_visibility"],
-                r["s_name"],
-                r["s_parent_id"],
-                r["s_root_message_id"],
-                r["s_destination_audience_id"],
-            ),  # fmt: skip
-        )
-        for r in rows
-    ]
+    return [(MessageRow.of(r), ActorRow.of(r, "a_"), ScopeRow.of(r, "s_")) for r in rows]

@@ -29,8 +29,10 @@ class ActorRow:
     owner_id: int | None
 
     @classmethod
-    def of(cls, r: asyncpg.Record) -> ActorRow:
-        return cls(r["id"], r["key"], r["kind"], r["name"], r["owner_id"])
+    def of(cls, r: asyncpg.Record, prefix: str = "") -> ActorRow:
+        """From a record's columns, named with `prefix` when selected beside other rows."""
+        p = prefix
+        return cls(r[p + "id"], r[p + "key"], r[p + "kind"], r[p + "name"], r[p + "owner_id"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,16 +47,18 @@ class ScopeRow:
     destination_audience_id: int
 
     @classmethod
-    def of(cls, r: asyncpg.Record) -> ScopeRow:
+    def of(cls, r: asyncpg.Record, prefix: str = "") -> ScopeRow:
+        """From a record's columns, named with `prefix` when selected beside other rows."""
+        p = prefix
         return cls(
-            r["id"],
-            r["key"],
-            r["kind"],
-            r["visibility"],
-            r["name"],
-            r["parent_id"],
-            r["root_message_id"],
-            r["destination_audience_id"],
+            r[p + "id"],
+            r[p + "key"],
+            r[p + "kind"],
+            r[p + "visibility"],
+            r[p + "name"],
+            r[p + "parent_id"],
+            r[p + "root_message_id"],
+            r[p + "destination_audience_id"],
         )
 
 
