@@ -24,8 +24,9 @@ class Settings(BaseSettings):
     pool_min_size: int = Field(default=1, alias="RECALL_POOL_MIN", ge=0)
     pool_max_size: int = Field(default=10, alias="RECALL_POOL_MAX", ge=1)
     # Largest accepted HTTP request body; bigger requests get 413 before parsing.
-    # Adds an `x-recall-statements` response header: SQL statements the request ran. For
-    # query-count tests and benchmarks; harmless, but off by default.
+    # Adds `x-recall-statements` (SQL statements the request ran) and `x-recall-database-ms`
+    # (time spent waiting on them) response headers. For query-count tests and benchmarks;
+    # harmless, but off by default.
     expose_statement_count: bool = Field(default=False, alias="RECALL_EXPOSE_STATEMENT_COUNT")
     max_request_bytes: int = Field(default=256 * 1024, alias="RECALL_MAX_REQUEST_BYTES", ge=1024)
 

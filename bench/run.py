@@ -35,6 +35,7 @@ import asyncpg
 import httpx
 
 from app.api.ids import encode_id
+from app.data.eligibility import eligible
 from app.db import resolve_database_url
 from app.settings import Settings
 from bench.generate import Summary, generate, generate_file
@@ -64,11 +65,9 @@ mutation($scope: ID!, $requester: ID!) {
 }"""
 
 # --- SQL: the floor and the baselines -----------------------------------------------------
-# $1-$4 are the destination (app.data.eligibility's convention); eligibility is spelled the same
-# way the app spells it, so the floor and the baselines pay for the same rule.
-_ELIGIBLE = """m.evidence
-  and m.audience_id = any((select recall_allowed_audiences($1, $2, $3, $4))::bigint[])
-  and (not m.has_provenance or recall_lineage_allowed($1, array[m.id], $2, $3, $4))"""
+# $1-$4 are the destination (app.data.eligibility's convention); eligibility is the app's own
+# fragment, so the floor and the baselines pay for exactly the rule the app applies.
+_ELIGIBLE = eligible("m")
 _AUTHOR = "and {alias}.author_id = any($6::bigint[])"
 FLOOR_SQL = f"""
 select d.message_id from search_documents d
@@ -113,6 +112,9 @@ class Stats:
     p99_ms: float | None = None
     rps: float | None = None
     statements: int | None = None
+    # Median time a request spent waiting on PostgreSQL (its statements' round trips), as the
+    # gateway measured it (x-recall-database-ms): the SQL part of an end-to-end latency.
+    database_p50_ms: float | None = None
     hits: int | None = None
     error: str | None = None
 
@@ -224,6 +226,7 @@ async def _time_http(
     first_error: str | None = None
     statements: int | None = None
     hits: int | None = None
+    database_ms: list[float] = []
 
     async def one(worker: int) -> None:
         nonlocal errors, first_error, statements, hits
@@ -243,6 +246,8 @@ async def _time_http(
             latencies.append(elapsed)
             header = r.headers.get("x-recall-statements")
             statements = int(header) if header else statements
+            if "x-recall-database-ms" in r.headers:
+                database_ms.append(float(r.headers["x-recall-database-ms"]))
         except Exception as e:
             errors += 1
             first_error = first_error or f"{type(e).__name__}: {e}"[:400]
@@ -254,6 +259,7 @@ async def _time_http(
     for w in range(min(concurrency, 2)):  # warm the pool and the caches
         await one(w)
     latencies.clear()
+    database_ms.clear()
     errors, first_error = 0, None
     started = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(concurrency)))
@@ -261,6 +267,8 @@ async def _time_http(
     s = _stats(latencies, errors, first_error)
     s.statements = statements
     s.hits = hits
+    if database_ms:
+        s.database_p50_ms = round(statistics.median(database_ms), 2)
     if concurrency > 1 and latencies:
         s.rps = round(len(latencies) / wall, 1)
     return s
@@ -350,7 +358,9 @@ async def run(args: argparse.Namespace) -> Results:
             results.imported = {"reused_database": name}
         else:
             summary = await _generate_and_import(args, dsn, results)
-        conn = await asyncpg.connect(dsn)
+        # Planned like the gateway's pool (app.db): a generic plan after five runs would make
+        # the floor and the baselines measure a plan the app never uses.
+        conn = await asyncpg.connect(dsn, server_settings={"plan_cache_mode": "force_custom_plan"})
         try:
             await conn.execute("vacuum analyze")
             await _measure(conn, dsn, args, summary, results)
@@ -625,6 +635,7 @@ _COLUMNS = [
     ("http_c8", "p50"),
     ("http_c8", "rps"),
     ("http_c1", "stmts"),
+    ("http_c1", "db p50"),
     ("sql_floor", "p50"),
     ("expression_gin", "p50"),
     ("rank_all_ts_rank_cd", "p50"),
@@ -644,6 +655,7 @@ def _cell(s: Stats | None, what: str) -> str:
         "p99": s.p99_ms,
         "rps": s.rps,
         "stmts": s.statements,
+        "db p50": s.database_p50_ms,
     }[what]
     return "-" if value is None else f"{value}"
 

@@ -130,6 +130,7 @@ class RecallGraphQL(GraphQL[Context, None]):
             response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
         if self.settings.expose_statement_count:
             response.headers["x-recall-statements"] = str(context.db.statements)
+            response.headers["x-recall-database-ms"] = f"{context.db.database_seconds * 1000:.2f}"
         return response
 
     async def process_result(

@@ -8,6 +8,7 @@ query-count tests pin (no N+1).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
@@ -25,40 +26,44 @@ class Session:
         self._lock = asyncio.Lock()
         self._transaction_lock = asyncio.Lock()
         self.statements = 0
+        # Time spent waiting on the database (round trips included), for the benchmark.
+        self.database_seconds = 0.0
 
     async def _connection(self) -> _Conn:
         if self._conn is None:
             self._conn = await self._pool.acquire()
         return self._conn
 
-    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+    @asynccontextmanager
+    async def _statement(self) -> AsyncIterator[_Conn]:
+        """One statement's turn on the connection: counted, and its round trip timed."""
         async with self._lock:
             conn = await self._connection()
             self.statements += 1
+            started = time.perf_counter()
+            try:
+                yield conn
+            finally:
+                self.database_seconds += time.perf_counter() - started
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        async with self._statement() as conn:
             return list(await conn.fetch(sql, *args))
 
     async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
-        async with self._lock:
-            conn = await self._connection()
-            self.statements += 1
+        async with self._statement() as conn:
             return await conn.fetchrow(sql, *args)
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
-        async with self._lock:
-            conn = await self._connection()
-            self.statements += 1
+        async with self._statement() as conn:
             return await conn.fetchval(sql, *args)
 
     async def execute(self, sql: str, *args: Any) -> str:
-        async with self._lock:
-            conn = await self._connection()
-            self.statements += 1
+        async with self._statement() as conn:
             return str(await conn.execute(sql, *args))
 
     async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None:
-        async with self._lock:
-            conn = await self._connection()
-            self.statements += 1
+        async with self._statement() as conn:
             await conn.executemany(sql, args)
 
     @asynccontextmanager
