@@ -173,9 +173,15 @@ async def scan_candidates(
                    when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE)}, false) then 'lineage'
                end as excluded_by
         from candidates c
-        left join messages m
-            on m.workspace_id = $1 and m.id = c.message_id
-            and m.scope_id = c.scope_id and m.author_id = c.author_id
+        -- By primary key (OFFSET 0 keeps it that lookup: with every column below in the join
+        -- condition the planner would pick whichever index covers most of them and scan an
+        -- author's messages in a scope), then checked against the document.
+        left join lateral (
+            select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.evidence, m.audience_id,
+                   m.has_provenance, m.lineage_audience_ids, m.lineage_denied
+            from messages m where m.workspace_id = $1 and m.id = c.message_id
+            offset 0
+        ) m on m.scope_id = c.scope_id and m.author_id = c.author_id
             and m.global_seq = c.global_seq and m.seq = c.seq
         order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
     """
