@@ -28,12 +28,21 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Returning a connection to the pool: asyncpg still rolls back an open transaction first;
+    its default reset also runs `RESET ALL; UNLISTEN *; pg_advisory_unlock_all(); CLOSE ALL`,
+    a round trip per request. Nothing here changes session state (no SET, LISTEN, advisory
+    lock or cursor on a pooled connection: transaction-scoped only), so there is nothing to
+    reset."""
+
+
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     pool = await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
         init=_init_connection,
+        reset=_keep_session,
         command_timeout=60,
         # asyncpg prepares every statement; after a few runs PostgreSQL would switch to a
         # generic plan, which cannot see how selective a search's terms are (a rare term wants

@@ -63,12 +63,12 @@ class MessageByIdLoader(_Loader[MessageRow]):
 
     async def batch_load_fn(self, keys: list[int]) -> list[MessageRow | None]:
         by_key = {}
-        for message, author, scope in await messages.readable_messages_by_ids(
-            self.db, self.reader, keys
-        ):
+        for message in await messages.readable_messages_by_ids(self.db, self.reader, keys):
             by_key[message.id] = message
-            self.actors.prime(author.id, author)
-            self.scopes.prime(scope.id, scope)
+            if message.author is not None:
+                self.actors.prime(message.author.id, message.author)
+            if message.scope is not None:
+                self.scopes.prime(message.scope.id, message.scope)
         return [by_key.get(k) for k in keys]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 
@@ -126,14 +126,23 @@ class Message(Node):
     pk: strawberry.Private[int]
     scope_id: strawberry.Private[int]
     author_id: strawberry.Private[int]
+    row: strawberry.Private[MessageRow]
+
+    # Synchronous resolvers: a message hydrated for a reader carries its author and scope, and
+    # answering from them skips an async resolver per field (a task per list item in
+    # graphql-core: ~2 ms for a page of 20). Otherwise they return the loader's awaitable,
+    # which graphql-core awaits like an async resolver's result.
+    @strawberry.field
+    def scope(self, info: Info) -> Scope:
+        if self.row.scope is not None:
+            return Scope.of(self.row.scope)
+        return cast(Scope, load_scope(info, self.scope_id))
 
     @strawberry.field
-    async def scope(self, info: Info) -> Scope:
-        return await load_scope(info, self.scope_id)
-
-    @strawberry.field
-    async def author(self, info: Info) -> Author:
-        return author_of(await load_actor(info, self.author_id))
+    def author(self, info: Info) -> Author:
+        if self.row.author is not None:
+            return author_of(self.row.author)
+        return cast(Author, _load_author(info, self.author_id))
 
     @classmethod
     def of(cls, row: MessageRow) -> Message:
@@ -146,7 +155,12 @@ class Message(Node):
             pk=row.id,
             scope_id=row.scope_id,
             author_id=row.author_id,
+            row=row,
         )
+
+
+async def _load_author(info: Info, actor_id: int) -> Member | Agent:
+    return author_of(await load_actor(info, actor_id))
 
 
 @strawberry.type

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from app.data.eligibility import ALLOWED_AUDIENCES_CTE
 from app.data.readers import Reader
@@ -14,7 +15,7 @@ MESSAGE_COLUMNS = "m.id, m.key, m.scope_id, m.seq, m.global_seq, m.author_id, m.
 
 async def readable_messages_by_ids(
     db: Session, reader: Reader, ids: Sequence[int]
-) -> list[tuple[MessageRow, ActorRow, ScopeRow]]:
+) -> list[MessageRow]:
     """The messages among `ids` that the reader may read, each with its author and its scope
     (shown with the message, as part of it); the rest are silently absent."""
     predicate = reader.message_predicate("m", 6)
@@ -41,4 +42,7 @@ async def readable_messages_by_ids(
         list(ids),
         *extra,
     )
-    return [(MessageRow.of(r), ActorRow.of(r, "a_"), ScopeRow.of(r, "s_")) for r in rows]
+    return [
+        replace(MessageRow.of(r), author=ActorRow.of(r, "a_"), scope=ScopeRow.of(r, "s_"))
+        for r in rows
+    ]

@@ -72,6 +72,10 @@ class MessageRow:
     author_id: int
     body: str
     created_at: datetime
+    # Read in the same statement when the message was hydrated for a reader (app.data.messages):
+    # shown with the message, so resolving them costs nothing more.
+    author: ActorRow | None = None
+    scope: ScopeRow | None = None
 
     @classmethod
     def of(cls, r: asyncpg.Record) -> MessageRow:
