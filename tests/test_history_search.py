@@ -161,6 +161,27 @@ async def test_perspective_keeps_an_agent_out_of_scopes_it_is_not_in(
     assert "r1" in hit_keys(await search(client, helper, "random public note"))
 
 
+async def test_a_document_claiming_another_conversation_is_checked_against_its_message(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    """The sidecar's conversation only narrows the scan: a document that claims to be in one of
+    the agent's conversations is still judged by its message's real scope."""
+    await load_history_personas(db)
+    await db.execute(
+        """
+        update search_documents set root_scope_id = (select id from scopes where key = 'dm-bob')
+        where message_id = (select id from messages where key = 'r1')
+        """
+    )
+    scout = await start_turn(
+        client, db, issue_token, agent="scout", scope="dm-bob", requester="bob"
+    )
+    seen = shown_keys(await search(client, scout, "random public note", first=20))
+    assert "r1" not in seen and seen == {"db1"}
+    row = (await audits(db))[-1]
+    assert row["exclusions"]["examined"] == 1  # db1 only: r1 is not in scout's perspective
+
+
 async def test_neighbors_skip_lines_whose_audience_excludes_the_destination(
     client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
 ) -> None:
