@@ -275,3 +275,34 @@ async def test_cached_summaries_equal_the_live_walk_at_every_cap(
     assert denied == {over_the_node_cap, wide}
     audiences = {r["id"]: set(r["cached"]) for r in rows}
     assert lab.ben_audience in audiences[deep_a] and lab.ben_audience not in audiences[root]
+
+
+async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
+    dsn: str, db: asyncpg.Connection, lab: Lab
+) -> None:
+    """The first eligibility statement of a request reports the destination's allowed
+    audiences and later statements of the same request take them as a parameter: what they
+    take must be exactly recall_allowed_audiences, for that destination only, for that request
+    only (the session is the request's)."""
+    from app.data.message_search import scan_candidates
+    from app.data.session import Session
+    from app.db import create_pool
+
+    await _messages(db, lab, 3)
+    ben = (lab.ws, "members", lab.ns, [lab.ben])
+    ann = (lab.ws, "members", lab.ns, [lab.ann])
+    pool = await create_pool(dsn, min_size=1, max_size=1)
+    try:
+        session = Session(pool)
+        assert session.allowed_audiences(ben) is None
+        await scan_candidates(
+            session, ben, ["bulk"], [], scope=None, author=None, after=None, budget=10
+        )
+        expected = await db.fetchval("select recall_allowed_audiences($1, $2, $3, $4)", *ben)
+        assert sorted(session.allowed_audiences(ben) or []) == sorted(expected)
+        assert lab.ben_audience in expected
+        assert session.allowed_audiences(ann) is None  # another destination: nothing reused
+        await session.close()
+        assert Session(pool).allowed_audiences(ben) is None  # another request: nothing kept
+    finally:
+        await pool.close()

@@ -104,6 +104,12 @@ class _Recorder:
         self.sql.append(sql)
         return []
 
+    def allowed_audiences(self, destination: object) -> None:
+        return None
+
+    def remember_allowed_audiences(self, destination: object, rows: object) -> None:
+        pass
+
 
 async def _candidate_where(**conditions: object) -> str:
     recorder = _Recorder()

@@ -46,6 +46,25 @@ ALLOWED_AUDIENCES_CTE = (
     "allowed_audiences as materialized (select recall_allowed_audiences($1, $2, $3, $4) as ids)"
 )
 ALLOWED_FROM_CTE = "(select ids from allowed_audiences)::bigint[]"
+# A statement that computed them can hand them back (as this column of one row), so that the
+# request's later statements take them as a parameter (app.data.session keeps them for the
+# request) instead of computing them again: ~0.8 ms each at 4,000 audiences.
+REPORT_ALLOWED_AUDIENCES = (
+    "case when row_number() over () = 1 then (select ids from allowed_audiences) end"
+    " as allowed_audience_ids"
+)
+
+
+def allowed_audiences_cte(known: str | None) -> str:
+    """ALLOWED_AUDIENCES_CTE, taking the ids from `known` — a parameter holding what this
+    request already computed for the same destination (Session.allowed_audiences), or NULL —
+    when it holds them."""
+    if known is None:
+        return ALLOWED_AUDIENCES_CTE
+    return (
+        f"allowed_audiences as materialized (select coalesce({known}::bigint[],"
+        " recall_allowed_audiences($1, $2, $3, $4)) as ids)"
+    )
 
 
 def has_evidence(m: str) -> str:

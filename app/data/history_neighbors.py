@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.data.eligibility import (
-    ALLOWED_AUDIENCES_CTE,
     ALLOWED_FROM_CTE,
+    allowed_audiences_cte,
     Destination,
     eligible,
     in_perspective,
@@ -23,7 +23,7 @@ from app.data.session import Session
 # The destination's allowed audiences once for the statement, not once per reference.
 _ELIGIBLE_M = eligible("m", ALLOWED_FROM_CTE)
 _NEIGHBORS = f"""
-with {ALLOWED_AUDIENCES_CTE}
+with {allowed_audiences_cte("$8")}
 select h.id as hit_id, n.side, n.id, n.key, n.scope_id, n.seq, n.global_seq, n.author_id,
        n.body, n.created_at
 from unnest($5::bigint[]) as h(id)
@@ -56,7 +56,14 @@ async def neighbors_of(
     """Up to `each` eligible messages on either side of every hit, in one statement. The
     eligibility conjuncts sit inside the LIMITed subqueries, so an ineligible neighbor is
     skipped and the next eligible one is taken: never shown, never counted."""
-    rows = await db.fetch(_NEIGHBORS, *destination.params(), list(hit_ids), agent_id, each)
+    rows = await db.fetch(
+        _NEIGHBORS,
+        *destination.params(),
+        list(hit_ids),
+        agent_id,
+        each,
+        db.allowed_audiences(destination.params()),
+    )
     before: dict[int, list[MessageRow]] = {h: [] for h in hit_ids}
     after: dict[int, list[MessageRow]] = {h: [] for h in hit_ids}
     for r in rows:

@@ -11,6 +11,7 @@ Parameters ($1-$4 are the destination, see eligibility.py):
   $5 agent   $6 include terms   $7 exclude terms   $8 turn   $9 trigger message
   $10 author (speaker filter)   $11 since   $12 until   $13 the agent's conversations
   $14 window   $15-$17 rank inputs   $18-$20 page   $21-$24 weights
+  $25 the destination's allowed audiences if this request already has them, else NULL
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from datetime import datetime
 import asyncpg
 
 from app.data.eligibility import (
-    ALLOWED_AUDIENCES_CTE,
     ALLOWED_FROM_CTE,
+    REPORT_ALLOWED_AUDIENCES,
+    allowed_audiences_cte,
     Destination,
     audience_allows,
     eligible,
@@ -157,7 +159,7 @@ _IN_CONTEXT = """(m.id is not distinct from $9::bigint or exists (select 1 from 
 # come on every row, and on a single row of NULL hits when the page is empty.
 _SEARCH = f"""
 with {_EXAMINED},
-{ALLOWED_AUDIENCES_CTE},
+{allowed_audiences_cte("$25")},
 -- OFFSET 0 keeps the check a probe per distinct scope (two index lookups) rather than a join
 -- that hashes the agent's whole perspective.
 perspective as materialized (
@@ -241,7 +243,7 @@ hits as (
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     left join scopes ps on ps.workspace_id = $1 and ps.id = s.parent_id
 )
-select c.counts, c.examined, h.*
+select c.counts, c.examined, h.*, {REPORT_ALLOWED_AUDIENCES}
 from counted c
 left join hits h on true
 order by h.score desc, h.id desc
@@ -291,7 +293,9 @@ async def search(
         rank.recency_days,
         rank.requester_spoke_weight,
         rank.same_conversation_weight,
+        db.allowed_audiences(destination.params()),
     )
+    db.remember_allowed_audiences(destination.params(), rows)
     counts = dict.fromkeys(RULES, 0)
     counts.update(rows[0]["counts"])  # jsonb, decoded by the pool (app.db)
     hits = [_hit(r) for r in rows if r["id"] is not None]

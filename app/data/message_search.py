@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.data.eligibility import (
-    ALLOWED_AUDIENCES_CTE,
     ALLOWED_FROM_CTE,
+    REPORT_ALLOWED_AUDIENCES,
+    allowed_audiences_cte,
     audience_allows,
     has_evidence,
     lineage_allows,
@@ -153,11 +154,13 @@ async def scan_candidates(
         actor = p.add(author.actor_id)
         where.append(f"d.author_id in ({_AUTHOR_SETS[author.kind].format(p=actor + '::bigint')})")
     limit = p.add(budget)
+    known = db.allowed_audiences(destination)
+    allowed = allowed_audiences_cte(p.add(known) if known is not None else None)
     # The verdict is eligible()'s conjuncts in eligible()'s order, as a CASE so the audit can
     # count each candidate under the first rule that removed it. NULL fails closed (coalesce),
     # and so does a document that disagrees with its message row (m.id is null).
     sql = f"""
-        with {ALLOWED_AUDIENCES_CTE},
+        with {allowed},
         candidates as materialized (
             select d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id
             from {source}
@@ -171,7 +174,8 @@ async def scan_candidates(
                        then 'no_evidence'
                    when not coalesce({audience_allows("m", ALLOWED_FROM_CTE)}, false) then 'audience'
                    when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE)}, false) then 'lineage'
-               end as excluded_by
+               end as excluded_by,
+               {REPORT_ALLOWED_AUDIENCES}
         from candidates c
         -- By primary key (OFFSET 0 keeps it that lookup: with every column below in the join
         -- condition the planner would pick whichever index covers most of them and scan an
@@ -186,6 +190,7 @@ async def scan_candidates(
         order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
     """
     rows = await db.fetch(sql, *p.values)
+    db.remember_allowed_audiences(destination, rows)
     return [
         Candidate(
             int(r["message_id"]),

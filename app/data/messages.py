@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from app.data.eligibility import ALLOWED_AUDIENCES_CTE
+from app.data.eligibility import allowed_audiences_cte
 from app.data.readers import Reader
 from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.data.session import Session
@@ -23,9 +23,14 @@ async def readable_messages_by_ids(
         return []
     where, extra = predicate
     assert reader.destination is not None
+    destination = reader.destination.params()
+    known = db.allowed_audiences(destination)
+    if known is not None:
+        extra = [*extra, known]
+    allowed = allowed_audiences_cte(f"${5 + len(extra)}" if known is not None else None)
     rows = await db.fetch(
         f"""
-        with {ALLOWED_AUDIENCES_CTE}
+        with {allowed}
         select {MESSAGE_COLUMNS},
                a.id as a_id, a.key as a_key, a.kind as a_kind, a.name as a_name,
                a.owner_id as a_owner_id,
@@ -38,7 +43,7 @@ async def readable_messages_by_ids(
         join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id
         where m.workspace_id = $1 and m.id = any($5) and {where}
         """,
-        *reader.destination.params(),
+        *destination,
         list(ids),
         *extra,
     )

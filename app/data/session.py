@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
@@ -17,6 +17,11 @@ import asyncpg
 
 # A pooled connection (asyncpg hands out proxies).
 _Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
+
+
+def _destination_key(destination: Sequence[Any]) -> tuple[Any, ...]:
+    workspace_id, kind, namespace_id, readers = destination
+    return (workspace_id, kind, namespace_id, tuple(readers))
 
 
 class Session:
@@ -28,11 +33,28 @@ class Session:
         self.statements = 0
         # Time spent waiting on the database (round trips included), for the benchmark.
         self.database_seconds = 0.0
+        # recall_allowed_audiences of each destination read in this request (it lives and dies
+        # with the request, like every cache here).
+        self._allowed_audiences: dict[tuple[Any, ...], list[int]] = {}
 
     async def _connection(self) -> _Conn:
         if self._conn is None:
             self._conn = await self._pool.acquire()
         return self._conn
+
+    def allowed_audiences(self, destination: Sequence[Any]) -> list[int] | None:
+        """The allowed audience ids a statement of this request reported for `destination`
+        (its $1-$4 parameters), if any."""
+        return self._allowed_audiences.get(_destination_key(destination))
+
+    def remember_allowed_audiences(
+        self, destination: Sequence[Any], rows: Sequence[asyncpg.Record]
+    ) -> None:
+        """Keep the ids a statement reported (REPORT_ALLOWED_AUDIENCES) for this request."""
+        for r in rows:
+            if r["allowed_audience_ids"] is not None:
+                self._allowed_audiences[_destination_key(destination)] = r["allowed_audience_ids"]
+                return
 
     @asynccontextmanager
     async def _statement(self) -> AsyncIterator[_Conn]:

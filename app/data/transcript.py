@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.data.eligibility import ALLOWED_AUDIENCES_CTE
+from app.data.eligibility import allowed_audiences_cte
 from app.data.messages import MESSAGE_COLUMNS
 from app.data.readers import Reader
 from app.data.rows import MessageRow
@@ -53,7 +53,7 @@ async def window(
         f"m.workspace_id = $1 and m.scope_id = $5 and exists (select 1 from readable) and {where}"
     )
     sql = f"""
-        with {ALLOWED_AUDIENCES_CTE},
+        with {allowed_audiences_cte(f"${11 + len(extra)}")},
         readable as (
             select 1 from scopes s
             where s.workspace_id = $1 and s.id = $5 and {reader.scope_predicate("s", "$10")}
@@ -82,6 +82,7 @@ async def window(
         n_after,
         reader.actor_id,
         *extra,
+        db.allowed_audiences(reader.destination.params()),
     )
     before = [MessageRow.of(r) for r in rows if r["part"] == "before"]
     target = next((MessageRow.of(r) for r in rows if r["part"] == "target"), None)
