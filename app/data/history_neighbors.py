@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
-    allowed_audiences_cte,
     Destination,
+    allowed_audiences_cte,
     eligible,
     in_perspective,
 )

@@ -25,8 +25,8 @@ import asyncpg
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
     REPORT_ALLOWED_AUDIENCES,
-    allowed_audiences_cte,
     Destination,
+    allowed_audiences_cte,
     audience_allows,
     eligible,
     has_evidence,
