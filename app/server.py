@@ -30,11 +30,6 @@ def create_app(settings: Settings, dsn: str) -> Starlette:
         pool_holder["pool"] = await create_pool(
             dsn, min_size=settings.pool_min_size, max_size=settings.pool_max_size
         )
-        # What exists now (the schema, modules, the pool) lives as long as the process: moved
-        # out of the collector's generations, it is not traversed again by every full
-        # collection, which otherwise pauses a request now and then.
-        gc.collect()
-        gc.freeze()
         try:
             yield
         finally:
@@ -94,7 +89,13 @@ def serve(settings: Settings, *, host: str | None, port: int | None, demo: bool)
     # exit lets atexit run, so the embedded PostgreSQL stops if this was its last user.
     signal.signal(signal.SIGTERM, _exit_quietly)
     signal.signal(signal.SIGINT, _exit_quietly)
-    uvicorn.run(create_app(settings, dsn), host=host, port=port, log_level="info")
+    app = create_app(settings, dsn)
+    # What exists now (modules, the schema, the app) lives as long as the process: moved out of
+    # the collector's generations, it is not traversed again by every full collection, which
+    # otherwise pauses a request now and then. Here, not in create_app: it is process-wide.
+    gc.collect()
+    gc.freeze()
+    uvicorn.run(app, host=host, port=port, log_level="info")
 
 
 def _exit_quietly(_signum: int, _frame: object) -> None:
