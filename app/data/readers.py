@@ -38,7 +38,7 @@ class Reader:
     def message_predicate(self, m: str, next_param: int) -> tuple[str, list[object]] | None:
         """WHERE conjuncts (with their parameters after $1-$4) for messages this reader may
         read, or None when it may read none. Parameters $1-$4 are the destination; the
-        statement defines ALLOWED_AUDIENCES_CTE (the allowed audiences, once per statement)."""
+        statement defines the allowed_audiences CTE (eligibility.allowed_audiences_cte)."""
         if self.destination is None:
             return None
         sql = eligible(m, ALLOWED_FROM_CTE)
