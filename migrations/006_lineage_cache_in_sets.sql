@@ -11,7 +11,9 @@
 -- batch falls back to the per-message walk, whose own LIMIT bounds each lineage at the cap.
 -- Either way each summary is exactly what recall_lineage_summary returns (tests pin it).
 
-drop function recall_cache_lineage(bigint, bigint[]);
+-- 004's per-message fill stays, under a new name, for batches whose lineages are too large to
+-- walk as a set.
+alter function recall_cache_lineage(bigint, bigint[]) rename to recall_cache_lineage_one_by_one;
 
 -- p_average_nodes: the walk's bound per root, on average over a batch, before that batch falls
 -- back to the per-message walk (a parameter so that tests can force either path).
@@ -98,16 +100,4 @@ begin
         end if;
     end loop;
 end
-$$;
-
--- 004's per-message fill, kept for batches whose lineages are too large to walk as a set.
-create function recall_cache_lineage_one_by_one(p_workspace bigint, p_messages bigint[])
-returns void
-language sql
-as $$
-    update messages m
-    set lineage_audience_ids = s.audience_ids, lineage_denied = s.denied
-    from unnest(p_messages) as t(id)
-    cross join lateral recall_lineage_summary(p_workspace, array[t.id]) s
-    where m.workspace_id = p_workspace and m.id = t.id and m.has_provenance
 $$;

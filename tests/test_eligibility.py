@@ -284,7 +284,7 @@ async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
     audiences and later statements of the same request take them as a parameter: what they
     take must be exactly recall_allowed_audiences, for that destination only, for that request
     only (the session is the request's)."""
-    from app.data.message_search import scan_candidates
+    from app.data.message_search import CandidateQuery, scan_candidates
     from app.data.session import Session
     from app.db import create_pool
 
@@ -295,9 +295,7 @@ async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
     try:
         session = Session(pool)
         assert session.allowed_audiences(ben) is None
-        await scan_candidates(
-            session, ben, ["bulk"], [], scope=None, author=None, after=None, budget=10
-        )
+        await scan_candidates(session, CandidateQuery(ben, ["bulk"], []), after=None, budget=10)
         expected = await db.fetchval("select recall_allowed_audiences($1, $2, $3, $4)", *ben)
         assert sorted(session.allowed_audiences(ben) or []) == sorted(expected)
         assert lab.ben_audience in expected

@@ -8,6 +8,7 @@ from app.data.message_search import (
     After,
     AuthorCondition,
     Candidate,
+    CandidateQuery,
     ScopeCondition,
     scan_candidates,
 )
@@ -113,13 +114,16 @@ class _Recorder:
 
 async def _candidate_where(**conditions: object) -> str:
     recorder = _Recorder()
-    await scan_candidates(
-        recorder,  # type: ignore[arg-type]
+    query = CandidateQuery(
         (1, "members", 2, [3]),
         ["acme"],
         [],
         scope=conditions.get("scope"),  # type: ignore[arg-type]
         author=conditions.get("author"),  # type: ignore[arg-type]
+    )
+    await scan_candidates(
+        recorder,  # type: ignore[arg-type]
+        query,
         after=conditions.get("after"),  # type: ignore[arg-type]
         budget=200,
     )

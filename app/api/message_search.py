@@ -15,6 +15,7 @@ from app.data.audit import query_digest, record_search
 from app.data.message_search import (
     After,
     AuthorCondition,
+    CandidateQuery,
     ScopeCondition,
     headlines,
     scan_for_page,
@@ -160,11 +161,13 @@ async def _message_search(
     async with ctx.db.transaction():
         candidates = await scan_for_page(
             ctx.db,
-            reader.destination.params(),
-            parsed.include,
-            parsed.exclude,
-            scope=scope,
-            author=author_condition,
+            CandidateQuery(
+                reader.destination.params(),
+                parsed.include,
+                parsed.exclude,
+                scope=scope,
+                author=author_condition,
+            ),
             after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
             if start
             else None,

@@ -124,8 +124,6 @@ class Message(Node):
     body: str
     created_at: datetime
     pk: strawberry.Private[int]
-    scope_id: strawberry.Private[int]
-    author_id: strawberry.Private[int]
     row: strawberry.Private[MessageRow]
 
     # Synchronous resolvers: a message hydrated for a reader carries its author and scope, and
@@ -136,13 +134,13 @@ class Message(Node):
     def scope(self, info: Info) -> Scope:
         if self.row.scope is not None:
             return Scope.of(self.row.scope)
-        return cast(Scope, load_scope(info, self.scope_id))
+        return cast(Scope, load_scope(info, self.row.scope_id))
 
     @strawberry.field
     def author(self, info: Info) -> Author:
         if self.row.author is not None:
             return author_of(self.row.author)
-        return cast(Author, _load_author(info, self.author_id))
+        return cast(Author, _load_author(info, self.row.author_id))
 
     @classmethod
     def of(cls, row: MessageRow) -> Message:
@@ -153,8 +151,6 @@ class Message(Node):
             body=row.body,
             created_at=row.created_at,
             pk=row.id,
-            scope_id=row.scope_id,
-            author_id=row.author_id,
             row=row,
         )
 

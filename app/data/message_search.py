@@ -111,17 +111,19 @@ def _after_condition(after: After, p: _Params) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class CandidateQuery:
+    """What a scan looks for: a reader's destination ($1-$4), the query's terms, the filters."""
+
+    destination: tuple[int, str, int, list[int]]
+    include: Sequence[str]
+    exclude: Sequence[str]
+    scope: ScopeCondition | None = None
+    author: AuthorCondition | None = None
+
+
 async def scan_candidates(
-    db: Session,
-    destination: tuple[int, str, int, list[int]],
-    include: Sequence[str],
-    exclude: Sequence[str],
-    *,
-    scope: ScopeCondition | None,
-    author: AuthorCondition | None,
-    after: After | None,
-    budget: int,
-    walk: int | None = None,
+    db: Session, q: CandidateQuery, *, after: After | None, budget: int, walk: int | None = None
 ) -> list[Candidate]:
     """Up to `budget` candidates in search order, each with its eligibility verdict.
 
@@ -132,11 +134,12 @@ async def scan_candidates(
     With `walk`, only the newest `walk` documents (after the position) are considered, read
     in order through the recency index whatever the planner estimates (see scan_for_page).
     """
+    destination, scope, author = q.destination, q.scope, q.author
     p = _Params(destination)
     where = [
         "d.workspace_id = $1",
-        f"d.tsv @@ recall_search_tsquery({p.add(list(include))}::text[],"
-        f" {p.add(list(exclude))}::text[], false)",
+        f"d.tsv @@ recall_search_tsquery({p.add(list(q.include))}::text[],"
+        f" {p.add(list(q.exclude))}::text[], false)",
     ]
     source = "search_documents d"
     if after is not None:
@@ -217,16 +220,7 @@ def _several_lexemes(include: Sequence[str]) -> bool:
 
 
 async def scan_for_page(
-    db: Session,
-    destination: tuple[int, str, int, list[int]],
-    include: Sequence[str],
-    exclude: Sequence[str],
-    *,
-    scope: ScopeCondition | None,
-    author: AuthorCondition | None,
-    after: After | None,
-    first: int,
-    budget: int,
+    db: Session, q: CandidateQuery, *, after: After | None, first: int, budget: int
 ) -> list[Candidate]:
     """The candidates a page of `first` needs, never more than `budget` of them.
 
@@ -240,16 +234,13 @@ async def scan_for_page(
     probe = min(budget, 2 * first + 1)
 
     async def scan(start: After | None, n: int, walk: int | None = None) -> list[Candidate]:
-        return await scan_candidates(
-            db, destination, include, exclude,
-            scope=scope, author=author, after=start, budget=n, walk=walk,
-        )  # fmt: skip
+        return await scan_candidates(db, q, after=start, budget=n, walk=walk)
 
     def past(found: list[Candidate]) -> After | None:
         last = found[-1] if found else None
         return After(last.global_seq, last.scope_id, last.seq, last.message_id) if last else after
 
-    if _several_lexemes(include):
+    if _several_lexemes(q.include):
         found = await scan(after, probe, WALK)
         if len(found) < probe:
             # The newest documents held too few matches; the rest of them match nothing more,
