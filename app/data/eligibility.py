@@ -68,8 +68,9 @@ def allowed_audiences_cte(known: str | None) -> str:
 
 
 def has_evidence(m: str) -> str:
-    """Source evidence exists. Unknown provenance fails closed."""
-    return f"{m}.evidence"
+    """Source evidence exists, and still stands: a deleted message (docs/changes.md) is evidence
+    of nothing, so no surface shows it. Unknown provenance fails closed."""
+    return f"({m}.evidence and not {m}.deleted)"
 
 
 def audience_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:

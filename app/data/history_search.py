@@ -123,11 +123,11 @@ _ALL_WORDS = "recall_search_tsquery($6::text[], $7::text[], false)"
 # of a common term (1 s at 1M messages) instead of walking the recency index for the newest.
 _EXAMINED = f"""
 examined as materialized (
-    select m.id, m.scope_id, m.author_id, m.created_at, m.evidence, m.audience_id,
+    select m.id, m.scope_id, m.author_id, m.created_at, m.evidence, m.deleted, m.audience_id,
            m.has_provenance, m.lineage_audience_ids, m.lineage_denied, d.tsv
     from search_documents d
     cross join lateral (
-        select m.id, m.scope_id, m.author_id, m.created_at, m.evidence, m.audience_id,
+        select m.id, m.scope_id, m.author_id, m.created_at, m.evidence, m.deleted, m.audience_id,
                m.has_provenance, m.lineage_audience_ids, m.lineage_denied
         from messages m where m.workspace_id = $1 and m.id = d.message_id
         offset 0

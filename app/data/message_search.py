@@ -184,7 +184,7 @@ async def scan_candidates(
         -- condition the planner would pick whichever index covers most of them and scan an
         -- author's messages in a scope), then checked against the document.
         left join lateral (
-            select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.evidence, m.audience_id,
+            select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.evidence, m.deleted, m.audience_id,
                    m.has_provenance, m.lineage_audience_ids, m.lineage_denied
             from messages m where m.workspace_id = $1 and m.id = c.message_id
             offset 0

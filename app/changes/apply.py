@@ -1,0 +1,498 @@
+"""Applying a batch of live changes (docs/changes.md): one transaction, all or nothing.
+
+`applyChanges` and `recall apply` both come here, so a change means the same on either path.
+The caller opens the transaction; everything here runs inside it, after the workspace row
+lock (app.data.changes), so batches of one workspace apply one after another.
+
+Replays are safe: a change that is already true (a member with that name, a post whose key
+exists in the same scope by the same author, a deleted message deleted again) is counted
+`unchanged` and writes nothing. In particular a replayed post never overwrites a later edit and
+never brings back a deleted message: an existing key is never written by a post.
+
+A change that cannot be applied raises ChangeRejected naming its index; the caller's
+transaction then rolls the whole batch back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.changes.model import (
+    Change,
+    ChangeRejected,
+    CreateMemory,
+    CreateScope,
+    EditMessage,
+    KeyOnly,
+    PostMessage,
+    ScopeMembers,
+    UpsertAgent,
+    UpsertMember,
+)
+from app.data import changes as sql
+from app.data.audiences import AudienceSpec, conversation_audiences, follows_membership
+from app.data.changes import Executor, LockedWorkspace
+
+
+@dataclass(slots=True)
+class ApplyResult:
+    applied: int = 0
+    unchanged: int = 0
+    # Messages removed by eraseMemberMessages changes.
+    erased_messages: int = 0
+    # The messages this batch posted (their keys), for callers that report or index them.
+    posted: list[str] = field(default_factory=list)
+
+    def add(self, other: ApplyResult) -> None:
+        self.applied += other.applied
+        self.unchanged += other.unchanged
+        self.erased_messages += other.erased_messages
+        self.posted += other.posted
+
+
+async def apply_changes(db: Executor, workspace_id: int, changes: Sequence[Change]) -> ApplyResult:
+    """Apply `changes` in order inside the caller's transaction."""
+    ws = await sql.lock_workspace(db, workspace_id)
+    applier = _Applier(db, ws)
+    result = ApplyResult()
+    i = 0
+    while i < len(changes):
+        # Consecutive posts are written together: a connector's stream is mostly posts, and
+        # one set-based write per run keeps a batch of 100 at a handful of statements.
+        if changes[i].kind == "postMessage":
+            j = i
+            while j < len(changes) and changes[j].kind == "postMessage":
+                j += 1
+            posted = await applier.post([(k, changes[k].payload) for k in range(i, j)])
+            result.applied += len(posted)
+            result.unchanged += (j - i) - len(posted)
+            result.posted += posted
+            i = j
+            continue
+        outcome = await applier.apply_one(i, changes[i])
+        if outcome is False:
+            result.unchanged += 1
+        else:
+            result.applied += 1
+            if isinstance(outcome, int) and not isinstance(outcome, bool):
+                result.erased_messages += outcome
+        i += 1
+    if applier.lineage_forgotten:
+        await sql.cache_missing_lineage(db, workspace_id)
+    return result
+
+
+class _Applier:
+    def __init__(self, db: Executor, ws: LockedWorkspace) -> None:
+        self.db = db
+        self.ws = ws
+        self.last_global_seq = ws.last_global_seq
+        self.lineage_forgotten = False
+
+    # Each handler returns False for "unchanged", True (or a count) for "applied".
+
+    async def apply_one(self, index: int, change: Change) -> bool | int:
+        handler = getattr(self, "_" + change.kind)
+        try:
+            result: bool | int = await handler(change.payload)
+        except _Reject as e:
+            raise ChangeRejected(index, e.reason) from None
+        return result
+
+    # --- actors ------------------------------------------------------------------------
+
+    async def _upsertMember(self, c: UpsertMember) -> bool:
+        found = (await sql.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
+        name = c.name or c.key
+        if found is None:
+            await sql.insert_actor(self.db, self.ws.id, c.key, "member", name, None)
+            return True
+        if found.kind != "member":
+            raise _Reject(f"'{_short(c.key)}' is an agent, not a member")
+        if found.name == name:
+            return False
+        await sql.update_actor(self.db, self.ws.id, found.id, name, None)
+        return True
+
+    async def _deactivateMember(self, c: KeyOnly) -> bool:
+        member = await self._actor(c.key, "member")
+        if member.deactivated:
+            return False
+        await sql.deactivate_member(self.db, self.ws.id, member.id)
+        return True
+
+    async def _upsertAgent(self, c: UpsertAgent) -> bool:
+        found = await sql.actors_by_keys(self.db, self.ws.id, [c.key, c.owner])
+        owner = found.get(c.owner)
+        if owner is None or owner.kind != "member":
+            raise _Reject(f"owner: unknown member '{_short(c.owner)}'")
+        agent = found.get(c.key)
+        name = c.name or c.key
+        if agent is None:
+            await sql.insert_actor(self.db, self.ws.id, c.key, "agent", name, owner.id)
+            return True
+        if agent.kind != "agent":
+            raise _Reject(f"'{_short(c.key)}' is a member, not an agent")
+        if agent.deleted:
+            raise _Reject(f"agent '{_short(c.key)}' was deleted")
+        if agent.name == name and agent.owner_id == owner.id:
+            return False
+        await sql.update_actor(self.db, self.ws.id, agent.id, name, owner.id)
+        return True
+
+    async def _archiveAgent(self, c: KeyOnly) -> bool:
+        agent = await self._actor(c.key, "agent")
+        if agent.archived or agent.deleted:
+            return False
+        await sql.archive_agent(self.db, self.ws.id, agent.id)
+        return True
+
+    async def _deleteAgent(self, c: KeyOnly) -> bool:
+        agent = await self._actor(c.key, "agent", deleted_ok=True)
+        if agent.deleted:
+            return False
+        await sql.delete_agent(self.db, self.ws.id, agent.id)
+        return True
+
+    async def _actor(self, key: str, kind: str, *, deleted_ok: bool = False) -> sql.ActorState:
+        found = (await sql.actors_by_keys(self.db, self.ws.id, [key])).get(key)
+        if found is None or found.kind != kind or (found.deleted and not deleted_ok):
+            raise _Reject(f"unknown {kind} '{_short(key)}'")
+        return found
+
+    # --- scopes ------------------------------------------------------------------------
+
+    async def _createScope(self, c: CreateScope) -> bool:
+        existing = await sql.scopes_by_keys(
+            self.db, self.ws.id, [c.key, *([c.parent] if c.parent else [])]
+        )
+        found = existing.get(c.key)
+        if found is not None:
+            return self._replayed_scope(c, found, existing.get(c.parent) if c.parent else None)
+        if c.kind == "thread":
+            return await self._create_thread(c, existing.get(c.parent) if c.parent else None)
+        if c.kind == "channel" and c.visibility is None:
+            raise _Reject("visibility: a channel needs 'public', 'private', 'shared' or 'open'")
+        if c.kind != "channel" and c.visibility is not None:
+            raise _Reject(f"visibility: only a channel has a visibility, not a {c.kind}")
+        if c.parent is not None or c.root is not None:
+            raise _Reject("only a thread has a parent and a root")
+        actors = await self._live_actors(c.members)
+        people = [a.id for a in actors if a.kind == "member"]
+        if follows_membership(c.kind, c.visibility) and not people:
+            what = "a dm" if c.kind == "dm" else f"a {c.visibility} channel"
+            raise _Reject(f"members: {what} needs at least one member who is a person")
+        origin, destination = conversation_audiences(c.kind, c.visibility, people)
+        await sql.insert_scope(
+            self.db,
+            self.ws.id,
+            self.ws.namespace_id,
+            key=c.key,
+            kind=c.kind,
+            visibility=c.visibility,
+            name=c.name,
+            parent_id=None,
+            root_message_id=None,
+            origin_audience_id=await self._audience(origin),
+            destination_audience_id=await self._audience(destination),
+            member_ids=[a.id for a in actors],
+        )
+        return True
+
+    def _replayed_scope(
+        self, c: CreateScope, found: sql.ScopeState, parent: sql.ScopeState | None
+    ) -> bool:
+        if found.kind != c.kind or (
+            c.kind == "thread" and (parent is None or parent.id != found.parent_id)
+        ):
+            raise _Reject(f"scope '{_short(c.key)}' exists as another {found.kind}")
+        if found.visibility != c.visibility:
+            # Made private since it was created public: this is that creation replayed. Any
+            # other difference asks for a conversion that is not a change of its own.
+            replayed = found.made_private and (found.visibility, c.visibility) == (
+                "private",
+                "public",
+            )
+            if not replayed and (found.visibility, c.visibility) == ("private", "public"):
+                raise _Reject("a private channel cannot be made public")
+            if not replayed:
+                raise _Reject(
+                    f"scope '{_short(c.key)}' exists with visibility '{found.visibility}'"
+                )
+        return False
+
+    async def _create_thread(self, c: CreateScope, parent: sql.ScopeState | None) -> bool:
+        if c.visibility is not None:
+            raise _Reject("visibility: only a channel has a visibility, not a thread")
+        if c.members:
+            raise _Reject("members: a thread lists no members (it has its parent's)")
+        if c.parent is None or parent is None:
+            raise _Reject(f"parent: unknown scope '{_short(c.parent or '')}'")
+        if parent.kind == "thread":
+            raise _Reject("parent: a thread's parent is a channel or dm")
+        if c.root is None:
+            raise _Reject("root: a thread needs a root message")
+        root = (await sql.messages_by_keys(self.db, self.ws.id, [c.root])).get(c.root)
+        if root is None or root.scope_id != parent.id:
+            raise _Reject(f"root: no message '{_short(c.root)}' in the parent scope")
+        row = await self.db.fetchrow(
+            "select origin_audience_id, destination_audience_id from scopes"
+            " where workspace_id = $1 and id = $2",
+            self.ws.id,
+            parent.id,
+        )
+        assert row is not None
+        await sql.insert_scope(
+            self.db,
+            self.ws.id,
+            self.ws.namespace_id,
+            key=c.key,
+            kind="thread",
+            visibility=None,
+            name=c.name,
+            parent_id=parent.id,
+            root_message_id=root.id,
+            origin_audience_id=row["origin_audience_id"],
+            destination_audience_id=row["destination_audience_id"],
+            member_ids=[],
+        )
+        return True
+
+    async def _addScopeMembers(self, c: ScopeMembers) -> bool:
+        scope = await self._conversation(c.scope)
+        actors = await self._live_actors(c.members)
+        added = await sql.add_members(self.db, self.ws.id, scope.id, [a.id for a in actors])
+        if added and any(a.kind == "member" for a in actors):
+            await self._follow_membership(scope)
+        return added > 0
+
+    async def _removeScopeMembers(self, c: ScopeMembers) -> bool:
+        scope = await self._conversation(c.scope)
+        found = await sql.actors_by_keys(self.db, self.ws.id, c.members)
+        for key in c.members:
+            if key not in found:
+                raise _Reject(f"members: unknown member or agent '{_short(key)}'")
+        removed = await sql.remove_members(
+            self.db, self.ws.id, scope.id, [a.id for a in found.values()]
+        )
+        if removed and any(a.kind == "member" for a in found.values()):
+            await self._follow_membership(scope)
+        return removed > 0
+
+    async def _makeScopePrivate(self, c: KeyOnly) -> bool:
+        scope = await self._conversation(c.key)
+        if scope.kind != "channel":
+            raise _Reject(
+                f"'{_short(c.key)}' is a {scope.kind}; only a channel can be made private"
+            )
+        if scope.visibility == "private":
+            return False
+        if scope.visibility != "public":
+            raise _Reject(
+                f"only a public channel can be made private, not a {scope.visibility} one"
+            )
+        people = await sql.people_of(self.db, self.ws.id, scope.id)
+        audience = await self._audience(conversation_audiences("channel", "private", people)[0])
+        await sql.set_conversation_audiences(
+            self.db,
+            self.ws.id,
+            scope.id,
+            visibility="private",
+            origin_audience_id=audience,
+            destination_audience_id=audience,
+        )
+        if await sql.narrow_history(self.db, self.ws.id, scope.id, audience):
+            self.lineage_forgotten = True
+        return True
+
+    async def _conversation(self, key: str) -> sql.ScopeState:
+        scope = (await sql.scopes_by_keys(self.db, self.ws.id, [key])).get(key)
+        if scope is None:
+            raise _Reject(f"unknown scope '{_short(key)}'")
+        if scope.kind == "thread":
+            raise _Reject(f"'{_short(key)}' is a thread; a thread has its parent's members")
+        return scope
+
+    async def _follow_membership(self, scope: sql.ScopeState) -> None:
+        """Messages posted from now on get the audience of the people now in the room."""
+        if not follows_membership(scope.kind, scope.visibility):
+            return
+        people = await sql.people_of(self.db, self.ws.id, scope.id)
+        origin, destination = conversation_audiences(scope.kind, scope.visibility, people)
+        await sql.set_conversation_audiences(
+            self.db,
+            self.ws.id,
+            scope.id,
+            visibility=None,
+            origin_audience_id=await self._audience(origin),
+            destination_audience_id=await self._audience(destination),
+        )
+
+    async def _live_actors(self, keys: Sequence[str]) -> list[sql.ActorState]:
+        found = await sql.actors_by_keys(self.db, self.ws.id, keys)
+        seen: set[str] = set()
+        out = []
+        for key in keys:
+            actor = found.get(key)
+            if actor is None or actor.deleted:
+                raise _Reject(f"members: unknown member or agent '{_short(key)}'")
+            if key in seen:
+                raise _Reject(f"members: duplicate member '{_short(key)}'")
+            seen.add(key)
+            out.append(actor)
+        return out
+
+    async def _audience(self, spec: AudienceSpec) -> int:
+        return await sql.audience_id(self.db, self.ws.id, self.ws.namespace_id, spec)
+
+    # --- memories ----------------------------------------------------------------------
+
+    async def _createMemory(self, c: CreateMemory) -> bool:
+        if await sql.memories_by_keys(self.db, self.ws.id, [c.key]):
+            return False
+        readers: list[int] = []
+        if c.audience.kind == "members":
+            if not c.audience.readers:
+                raise _Reject("audience.readers: a members audience needs at least one reader")
+            found = await sql.actors_by_keys(self.db, self.ws.id, c.audience.readers)
+            for key in c.audience.readers:
+                if key not in found or found[key].kind != "member":
+                    raise _Reject(f"audience.readers: unknown member '{_short(key)}'")
+            readers = [found[k].id for k in c.audience.readers]
+        elif c.audience.readers:
+            raise _Reject("audience.readers: only a members audience has readers")
+        spec = AudienceSpec(c.audience.kind, tuple(sorted(set(readers))))
+        await sql.insert_memory(self.db, self.ws.id, c.key, await self._audience(spec))
+        return True
+
+    # --- messages ----------------------------------------------------------------------
+
+    async def post(self, posts: Sequence[tuple[int, PostMessage]]) -> list[str]:
+        """Write a run of posts at once; the keys of those that were new."""
+        ws = self.ws.id
+        message_keys = [p.key for _, p in posts] + [s for _, p in posts for s in p.sources]
+        existing = await sql.messages_by_keys(self.db, ws, message_keys)
+        scopes = await sql.scopes_by_keys(self.db, ws, [p.scope for _, p in posts])
+        actors = await sql.actors_by_keys(self.db, ws, [p.author for _, p in posts])
+        memory_keys = [m for _, p in posts for m in p.memory_sources]
+        memories = await sql.memories_by_keys(self.db, ws, memory_keys) if memory_keys else {}
+
+        fresh = [(i, p) for i, p in posts if p.key not in existing]
+        ids = iter(await sql.new_ids(self.db, len(fresh))) if fresh else iter(())
+        # Posts of this run get their ids first, so a later post of the run may cite one.
+        planned: dict[str, tuple[int, int, int]] = {}  # key -> (id, scope id, author id)
+        seqs: dict[int, int] = {}
+        written: list[sql.NewMessage] = []
+        for index, p in posts:
+            scope = scopes.get(p.scope)
+            author = actors.get(p.author)
+            if scope is None:
+                raise ChangeRejected(index, f"scope: unknown scope '{_short(p.scope)}'")
+            if author is None or author.deleted:
+                raise ChangeRejected(index, f"author: unknown member or agent '{_short(p.author)}'")
+            known = existing.get(p.key)
+            earlier = planned.get(p.key)
+            if known is not None or earlier is not None:
+                same = (
+                    (known.scope_id, known.author_id) if known else (earlier[1], earlier[2])  # type: ignore[index]
+                )
+                if same != (scope.id, author.id):
+                    raise ChangeRejected(
+                        index,
+                        f"message '{_short(p.key)}' exists in another scope or by another author",
+                    )
+                continue  # a replay: never rewrites the message (a later edit or delete stands)
+            source_ids = self._sources(index, p, existing, planned)
+            memory_ids = []
+            for j, key in enumerate(p.memory_sources):
+                if key not in memories:
+                    raise ChangeRejected(
+                        index, f"memorySources[{j}]: unknown memory '{_short(key)}'"
+                    )
+                memory_ids.append(memories[key])
+            if len(set(memory_ids)) != len(memory_ids):
+                raise ChangeRejected(index, "memorySources: duplicate source")
+            message_id = next(ids)
+            planned[p.key] = (message_id, scope.id, author.id)
+            seq = seqs.get(scope.id, scope.last_seq) + 1
+            seqs[scope.id] = seq
+            self.last_global_seq += 1
+            written.append(
+                sql.NewMessage(
+                    id=message_id,
+                    key=p.key,
+                    scope_id=scope.id,
+                    seq=seq,
+                    global_seq=self.last_global_seq,
+                    author_id=author.id,
+                    body=p.body,
+                    created_at=p.at,
+                    # The audience of the conversation now (a thread: its parent's), so a
+                    # private channel's post reaches exactly its people at this moment.
+                    audience_id=scope.origin_audience_id,
+                    evidence=p.evidence,
+                    source_ids=tuple(source_ids),
+                    memory_ids=tuple(memory_ids),
+                )
+            )
+        if written:
+            await sql.insert_messages(self.db, ws, written, self.last_global_seq)
+        return [m.key for m in written]
+
+    def _sources(
+        self,
+        index: int,
+        p: PostMessage,
+        existing: dict[str, sql.MessageState],
+        planned: dict[str, tuple[int, int, int]],
+    ) -> list[int]:
+        out: list[int] = []
+        for j, key in enumerate(p.sources):
+            if key == p.key:
+                raise ChangeRejected(index, f"sources[{j}]: a message cannot be its own source")
+            if key in existing:
+                out.append(existing[key].id)
+            elif key in planned:
+                out.append(planned[key][0])
+            else:
+                raise ChangeRejected(index, f"sources[{j}]: unknown message '{_short(key)}'")
+        if len(set(out)) != len(out):
+            raise ChangeRejected(index, "sources: duplicate source")
+        return out
+
+    async def _editMessage(self, c: EditMessage) -> bool:
+        message = await self._message(c.key)
+        if message.deleted or message.body == c.body:
+            return False
+        await sql.edit_message(self.db, self.ws.id, message.id, c.body)
+        return True
+
+    async def _deleteMessage(self, c: KeyOnly) -> bool:
+        message = await self._message(c.key)
+        if message.deleted:
+            return False
+        return await sql.delete_messages(self.db, self.ws.id, [message.id]) > 0
+
+    async def _eraseMemberMessages(self, c: KeyOnly) -> bool | int:
+        found = (await sql.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
+        if found is None or found.kind != "member":
+            raise _Reject(f"unknown member '{_short(c.key)}'")
+        erased = await sql.erase_author(self.db, self.ws.id, found.id)
+        return erased if erased else False
+
+    async def _message(self, key: str) -> sql.MessageState:
+        found = (await sql.messages_by_keys(self.db, self.ws.id, [key])).get(key)
+        if found is None:
+            raise _Reject(f"unknown message '{_short(key)}'")
+        return found
+
+
+class _Reject(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _short(key: str) -> str:
+    return key if len(key) <= 60 else key[:60] + "…"

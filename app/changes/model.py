@@ -1,0 +1,130 @@
+"""One live change (docs/changes.md): the shapes a connector may send, checked before any write.
+
+The same models read a `recall apply` NDJSON line and an `applyChanges` input (converted to the
+same dict), so both paths accept and reject exactly the same changes. Field shapes reuse the
+fixture's (keys, text without NUL, ISO 8601 times with a zone): a change is a fixture's entry
+arriving later.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from app.errors import BadUserInput
+from app.fixtures.model import Key, MemoryAudience, Text, Timestamp, first_error_line
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class UpsertMember(_Model):
+    key: Key
+    name: Text | None = None
+
+
+class KeyOnly(_Model):
+    key: Key
+
+
+class UpsertAgent(_Model):
+    key: Key
+    name: Text | None = None
+    owner: Key
+
+
+class CreateScope(_Model):
+    key: Key
+    kind: Literal["channel", "dm", "thread"]
+    visibility: Literal["public", "private", "shared", "open"] | None = None
+    name: Text | None = None
+    members: list[Key] = Field(default_factory=list)
+    parent: Key | None = None
+    root: Key | None = None
+
+
+class ScopeMembers(_Model):
+    scope: Key
+    members: list[Key] = Field(min_length=1)
+
+
+class CreateMemory(_Model):
+    key: Key
+    audience: MemoryAudience
+
+
+class PostMessage(_Model):
+    key: Key
+    scope: Key
+    author: Key
+    at: Timestamp
+    body: Text
+    evidence: StrictBool = True
+    sources: list[Key] = Field(default_factory=list)
+    memory_sources: list[Key] = Field(default_factory=list, alias="memorySources")
+
+
+class EditMessage(_Model):
+    key: Key
+    body: Text
+
+
+# The change kinds, by their CONTRACT name, and the model of each one's payload.
+KINDS: dict[str, type[_Model]] = {
+    "upsertMember": UpsertMember,
+    "deactivateMember": KeyOnly,
+    "upsertAgent": UpsertAgent,
+    "archiveAgent": KeyOnly,
+    "deleteAgent": KeyOnly,
+    "createScope": CreateScope,
+    "addScopeMembers": ScopeMembers,
+    "removeScopeMembers": ScopeMembers,
+    "makeScopePrivate": KeyOnly,
+    "createMemory": CreateMemory,
+    "postMessage": PostMessage,
+    "editMessage": EditMessage,
+    "deleteMessage": KeyOnly,
+    "eraseMemberMessages": KeyOnly,
+}
+
+
+class Change(BaseModel):
+    """A checked change: its kind and its payload."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    payload: Any
+
+
+class ChangeRejected(BadUserInput):
+    """A change that cannot be applied; `index` is its position in the batch."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(f"change {index}: {message}")
+        self.index = index
+        self.reason = message
+
+
+def parse_change(index: int, data: Any) -> Change:
+    """A decoded change object ({"postMessage": {...}}) as a Change, or ChangeRejected."""
+    if not isinstance(data, dict):
+        raise ChangeRejected(index, "expected a JSON object with exactly one change field")
+    given = [k for k, v in data.items() if v is not None]
+    if len(given) != 1:
+        raise ChangeRejected(
+            index,
+            f"exactly one change field must be set, got {len(given)}"
+            + (f" ({', '.join(sorted(given))})" if given else ""),
+        )
+    kind = given[0]
+    model = KINDS.get(kind)
+    if model is None:
+        raise ChangeRejected(index, f"unknown change '{kind[:60]}'")
+    try:
+        payload = model.model_validate(data[kind])
+    except ValidationError as e:
+        raise ChangeRejected(index, f"{kind}.{first_error_line(e)}") from None
+    return Change(kind=kind, payload=payload)
