@@ -138,7 +138,7 @@ class ApplyChangesResult:
 def _as_dict(change: ChangeInput) -> dict[str, Any]:
     """The change as the NDJSON object `recall apply` reads (camelCase kind, payload fields)."""
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(change):  # type: ignore[arg-type]
+    for f in dataclasses.fields(change):
         value = getattr(change, f.name)
         if value is strawberry.UNSET or value is None:
             continue
