@@ -183,8 +183,12 @@ async def test_a_removed_member_keeps_earlier_messages_and_never_sees_later_ones
     client: Any, db: asyncpg.Connection, issue_token: Any, live: Any
 ):
     tokens, connector = live
-    await connector.apply(add_members("secret", "bob"), post("n1", "secret", "alice", "zeppelin one"))
-    await connector.apply(remove_members("secret", "bob"), post("n2", "secret", "alice", "zeppelin two"))
+    await connector.apply(
+        add_members("secret", "bob"), post("n1", "secret", "alice", "zeppelin one")
+    )
+    await connector.apply(
+        remove_members("secret", "bob"), post("n2", "secret", "alice", "zeppelin two")
+    )
     assert await keys(client, tokens["bob"], "zeppelin") == ["n1"]
     # Nor through an agent: helper is in secret, but a turn for bob reads as bob.
     turn = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
@@ -369,14 +373,19 @@ async def test_a_replayed_post_never_undoes_an_edit_or_brings_back_a_deletion(
     client: Any, live: Any
 ):
     tokens, connector = live
-    await connector.apply(post("n1", "general", "bob", "zeppelin draft"), edit("n1", "zeppelin final"))
+    await connector.apply(
+        post("n1", "general", "bob", "zeppelin draft"), edit("n1", "zeppelin final")
+    )
     await connector.apply(post("n2", "general", "bob", "zeppelin gone"), delete("n2"))
     replay = await connector.apply(
-        post("n1", "general", "bob", "zeppelin draft"), post("n2", "general", "bob", "zeppelin gone")
+        post("n1", "general", "bob", "zeppelin draft"),
+        post("n2", "general", "bob", "zeppelin gone"),
     )
     assert replay == {"applied": 0, "unchanged": 2, "erasedMessages": 0}
     hits = await search(client, tokens["alice"], "zeppelin")
-    assert [(e["node"]["key"], e["node"]["body"]) for e in hits["edges"]] == [("n1", "zeppelin final")]
+    assert [(e["node"]["key"], e["node"]["body"]) for e in hits["edges"]] == [
+        ("n1", "zeppelin final")
+    ]
 
 
 async def test_a_batch_with_one_bad_change_applies_nothing_and_names_it(
@@ -404,8 +413,18 @@ async def test_a_batch_with_one_bad_change_applies_nothing_and_names_it(
         ({"createScope": {"key": "t9", "kind": "thread", "parent": "general"}}, "root"),
         (edit("missing", "x"), "missing"),
         ({"upsertAgent": {"key": "bob", "owner": "alice"}}, "member"),
-        ({"postMessage": {"key": "n1", "scope": "general", "author": "bob", "body": "x",
-                          "at": "2026-05-01T10:00:00"}}, "timezone"),  # fmt: skip
+        (
+            {
+                "postMessage": {
+                    "key": "n1",
+                    "scope": "general",
+                    "author": "bob",
+                    "body": "x",
+                    "at": "2026-05-01T10:00:00",
+                }
+            },
+            "timezone",
+        ),
     ],
 )
 async def test_a_bad_change_is_refused_with_a_reason(live: Any, change: dict[str, Any], why: str):
