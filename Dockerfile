@@ -4,6 +4,8 @@ FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY app ./app
+# Shipped inside the wheel as the package app.migrations (pyproject.toml).
+COPY migrations ./migrations
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim
@@ -12,8 +14,6 @@ RUN useradd --create-home --uid 10001 recall
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 WORKDIR /srv/recall
-# Migrations are read from the working tree next to the package.
-COPY migrations ./migrations
 USER recall
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \

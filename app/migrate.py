@@ -1,5 +1,10 @@
 """Numbered plain-SQL migrations, applied in order under an advisory lock.
 
+The files live in the repository's top-level `migrations/` folder, which pyproject.toml ships as
+the package `app.migrations`; they are read through importlib.resources, so an editable install,
+an installed wheel and a Docker image all find the same files wherever they run from. Finding
+none is an error, never "nothing to apply": an empty database must not look migrated.
+
 Each applied file is recorded with its SHA-256; a file that changed after it was applied is
 refused, because the database would no longer match what the code expects.
 """
@@ -9,26 +14,23 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 
 import asyncpg
 
+from app.errors import RecallError
 
-def _migrations_dir() -> Path:
-    # A source checkout (editable install) keeps them beside the package; an installed wheel
-    # (the Docker image) runs from a folder that holds `migrations/`.
-    beside_package = Path(__file__).resolve().parent.parent / "migrations"
-    return beside_package if beside_package.is_dir() else Path.cwd() / "migrations"
-
-
-MIGRATIONS_DIR = _migrations_dir()
 # Arbitrary constant: every Recall process migrating the same database takes this lock.
 _LOCK_KEY = 0x5245_4341_4C4C
 _NAME = re.compile(r"^(\d{3,})_[a-z0-9_]+\.sql$")
 
 
-class MigrationError(Exception):
-    """A migration could not be applied, or an applied one was edited."""
+class MigrationError(RecallError):
+    """No migrations were found, one could not be applied, or an applied one was edited.
+
+    A RecallError, so the CLI reports it as one line on stderr and exits non-zero.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +44,36 @@ class Migration:
         return hashlib.sha256(self.sql.encode()).hexdigest()
 
 
-def load_migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+def packaged_migrations() -> Traversable:
+    """The migrations shipped with the code: the package `app.migrations` (`migrations/`)."""
+    try:
+        return files("app.migrations")
+    except ModuleNotFoundError:
+        raise MigrationError(
+            "the package app.migrations is not installed: reinstall Recall (pip install .)"
+        ) from None
+
+
+def load_migrations(source: Traversable | None = None) -> list[Migration]:
+    """Every migration in `source` (default: the packaged ones), in version order."""
+    root = packaged_migrations() if source is None else source
+    try:
+        entries = sorted(root.iterdir(), key=lambda entry: entry.name)
+    except OSError as e:
+        raise MigrationError(f"cannot read migrations from {root}: {e}") from None
     found: list[Migration] = []
-    for path in sorted(directory.glob("*.sql")):
-        match = _NAME.match(path.name)
+    for entry in entries:
+        if not entry.name.endswith(".sql"):
+            continue  # the package's __init__.py, caches
+        match = _NAME.match(entry.name)
         if not match:
-            raise MigrationError(f"migration file name not understood: {path.name}")
-        found.append(Migration(int(match.group(1)), path.name, path.read_text(encoding="utf-8")))
+            raise MigrationError(f"migration file name not understood: {entry.name}")
+        found.append(Migration(int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    if not found:
+        raise MigrationError(
+            f"no migrations found in {root}: the installation is incomplete "
+            "(app.migrations should hold the *.sql files of migrations/)"
+        )
     versions = [m.version for m in found]
     if len(set(versions)) != len(versions):
         raise MigrationError("two migrations share a version number")
@@ -65,9 +90,12 @@ create table if not exists schema_migrations (
 """
 
 
-async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) -> list[str]:
-    """Apply pending migrations; return the names applied. Safe to run concurrently."""
-    migrations = load_migrations(directory)
+async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -> list[str]:
+    """Apply pending migrations; return the names applied. Safe to run concurrently.
+
+    Raises MigrationError before touching the database when `source` holds no migrations.
+    """
+    migrations = load_migrations(source)
     applied_now: list[str] = []
     await conn.execute("select pg_advisory_lock($1)", _LOCK_KEY)
     try:
@@ -97,10 +125,10 @@ async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) ->
     return applied_now
 
 
-async def pending(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) -> list[str]:
+async def pending(conn: asyncpg.Connection, source: Traversable | None = None) -> list[str]:
     """Names of migrations not yet applied (for /readyz)."""
     exists = await conn.fetchval("select to_regclass('schema_migrations') is not null")
     done: set[int] = set()
     if exists:
         done = {r["version"] for r in await conn.fetch("select version from schema_migrations")}
-    return [m.name for m in load_migrations(directory) if m.version not in done]
+    return [m.name for m in load_migrations(source) if m.version not in done]

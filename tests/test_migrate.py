@@ -1,16 +1,26 @@
-"""Migrations: ordered, recorded with checksums, idempotent, safe to run concurrently."""
+"""Migrations: shipped in the package, ordered, recorded with checksums, idempotent, safe to run
+concurrently, and loud when there are none."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import tomllib
 from pathlib import Path
 
 import asyncpg
 import pytest
 
 from app.db import connect
-from app.migrate import MIGRATIONS_DIR, MigrationError, load_migrations, migrate, pending
+from app.migrate import (
+    MigrationError,
+    load_migrations,
+    migrate,
+    packaged_migrations,
+    pending,
+)
+
+_SOURCE_TREE_MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 
 async def test_all_migrations_are_applied_and_recorded(db: asyncpg.Connection) -> None:
@@ -40,9 +50,48 @@ async def test_concurrent_migrations_apply_each_file_once(empty_dsn: str) -> Non
 async def test_an_edited_applied_migration_is_refused(
     db: asyncpg.Connection, tmp_path: Path
 ) -> None:
-    for path in MIGRATIONS_DIR.glob("*.sql"):
+    for path in _SOURCE_TREE_MIGRATIONS.glob("*.sql"):
         shutil.copy(path, tmp_path / path.name)
     first = sorted(tmp_path.glob("*.sql"))[0]
     first.write_text(first.read_text() + "\n-- edited\n")
     with pytest.raises(MigrationError, match="changed after it was applied"):
         await migrate(db, tmp_path)
+
+
+def test_migrations_are_found_through_the_package_resources() -> None:
+    # What an installed wheel reads is the package `app.migrations`, not a folder next to the
+    # working directory: its files are exactly the repository's migrations/*.sql.
+    packaged = sorted(e.name for e in packaged_migrations().iterdir() if e.name.endswith(".sql"))
+    assert packaged == sorted(p.name for p in _SOURCE_TREE_MIGRATIONS.glob("*.sql"))
+    assert [m.name for m in load_migrations()] == packaged
+
+
+def test_the_packaging_lists_every_package_of_app() -> None:
+    # pyproject.toml lists packages explicitly (find cannot map app.migrations onto migrations/);
+    # a new subpackage of app/ missing from that list would be absent from the wheel.
+    pyproject = tomllib.loads((_SOURCE_TREE_MIGRATIONS.parent / "pyproject.toml").read_text())
+    listed = set(pyproject["tool"]["setuptools"]["packages"])
+    app_dir = _SOURCE_TREE_MIGRATIONS.parent / "app"
+    on_disk = {
+        ".".join(init.parent.relative_to(app_dir.parent).parts)
+        for init in app_dir.rglob("__init__.py")
+    }
+    assert listed == on_disk | {"app.migrations"}
+
+
+async def test_migrating_from_an_empty_source_fails_loudly(empty_dsn: str, tmp_path: Path) -> None:
+    # An installation without its migrations must not "apply nothing" and look ready.
+    conn = await connect(empty_dsn)
+    try:
+        with pytest.raises(MigrationError, match="no migrations found"):
+            await migrate(conn, tmp_path)
+        with pytest.raises(MigrationError, match="no migrations found"):
+            await pending(conn, tmp_path)
+        assert await conn.fetchval("select to_regclass('schema_migrations')") is None
+    finally:
+        await conn.close()
+
+
+def test_a_missing_source_fails_loudly(tmp_path: Path) -> None:
+    with pytest.raises(MigrationError, match="cannot read migrations"):
+        load_migrations(tmp_path / "absent")
