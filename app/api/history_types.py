@@ -1,4 +1,4 @@
-"""The object types of historySearch, turns and replies (CONTRACT.md). Hits are hydrated in
+"""The object types of historySearch, turns and replies (docs/api.md). Hits are hydrated in
 the resolver and returned as plain attributes; only a turn's relations use loaders."""
 
 from __future__ import annotations
@@ -112,10 +112,10 @@ class SearchAudit:
         f, x = row.filters, row.exclusions
         return cls(
             query_digest=row.query_digest,
-            status=str(f.get("status", "OK")),
-            speaker=str(f.get("speaker", "ANYONE")),
-            since=f.get("since"),
-            until=f.get("until"),
+            status=str(f["status"]),
+            speaker=str(f["speaker"]),
+            since=f["since"],
+            until=f["until"],
             selected=[
                 AuditedHit(
                     message_id=encode_id("Message", int(s["message_id"])),
@@ -130,8 +130,8 @@ class SearchAudit:
                 audience=x["audience"],
                 lineage=x["lineage"],
                 below_cutoff=x["below_cutoff"],
-                examined=x.get("examined", sum(x.values())),
-                complete=x.get("examined", 0) < x.get("window", 1 << 62),
+                examined=x["examined"],
+                complete=x["examined"] < x["window"],
             ),
             created_at=row.created_at,
         )
