@@ -1,4 +1,4 @@
-"""The `recall` command line (CONTRACT.md, Commands).
+"""The `recall` command line (docs/cli.md).
 
 Every command: a bad argument or file exits non-zero with one clear line on stderr and changes
 nothing; long work reports progress on stderr; machine-readable results go to stdout.

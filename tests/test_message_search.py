@@ -1,4 +1,4 @@
-"""messageSearch privacy: each rule of DESIGN.md has a test that a person finds what they may
+"""messageSearch privacy: each rule of docs/design.md (Eligibility) has a test that a person finds what they may
 read and a test that they never find what they may not (personas in tests/personas.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""historySearch, startTurn and postReply: the agent's surface (CONTRACT.md).
+"""historySearch, startTurn and postReply: the agent's surface (docs/api.md).
 
 Who asks, from where, for whom and into which destination all come from the token: a turn
 token for searching and replying, an agent token for starting a turn. No argument names a

@@ -1,4 +1,4 @@
-"""messageSearch and searchStatus: the web Messages tab's search (CONTRACT.md, GraphQL)."""
+"""messageSearch and searchStatus: the web Messages tab's search (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The object types of CONTRACT.md. Plain attributes are hydrated; relations use loaders."""
+"""The object types of docs/api.md. Plain attributes are hydrated; relations use loaders."""
 
 from __future__ import annotations
 

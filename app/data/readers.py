@@ -28,7 +28,7 @@ class Reader:
     actor_id: int
     destination: Destination | None
     turn_id: int | None = None
-    # The workspace's search readiness (DESIGN.md, Readiness), read with the token.
+    # The workspace's search readiness (docs/design.md, Readiness), read with the token.
     search_ready: bool = False
 
     @property

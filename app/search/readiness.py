@@ -1,4 +1,4 @@
-"""The search readiness gate (DESIGN.md, Readiness) and its operator commands.
+"""The search readiness gate (docs/design.md, Readiness) and its operator commands.
 
 A workspace's search opens only when its readiness row says migrated, backfilled, finalized
 and read-ready; until then both search surfaces answer SEARCH_UNAVAILABLE and never fall back
