@@ -136,7 +136,7 @@ async def _import(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _token(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.tokens import issue_actor_token
+    from app.data.tokens import issue_actor_token
 
     return await issue_actor_token(conn, args.workspace, args.kind, args.actor)
 

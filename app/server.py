@@ -103,8 +103,8 @@ def _exit_quietly(_signum: int, _frame: object) -> None:
 
 
 async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
+    from app.data.tokens import issue_actor_token
     from app.demo import ensure_demo
-    from app.tokens import issue_actor_token
 
     info = await ensure_demo(conn, progress=sys.stderr)
     member = await issue_actor_token(conn, info.workspace_key, "member", info.member_key)

@@ -24,10 +24,10 @@ import httpx
 
 from app.api.ids import encode_id
 from app.data.session import Session
+from app.data.tokens import issue_actor_token
 from app.db import resolve_database_url
 from app.server import create_app
 from app.settings import Settings
-from app.tokens import issue_actor_token
 from bench import generate as g
 from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN, _with_database
 

@@ -162,7 +162,7 @@ async def client(dsn: str, settings: Settings) -> AsyncIterator[GraphQLClient]:
 @pytest.fixture
 def issue_token(db: asyncpg.Connection) -> Any:
     """`await issue_token("member", "acme", "alice")` → a bearer token."""
-    from app.tokens import issue_actor_token
+    from app.data.tokens import issue_actor_token
 
     async def issue(kind: str, workspace: str, actor: str) -> str:
         return await issue_actor_token(db, workspace, kind, actor)

@@ -8,9 +8,9 @@ import asyncpg
 import pytest
 
 from app.api.ids import encode_id
+from app.data.readers import reader_for_token
 from app.errors import Forbidden, UsageError
 from app.history.turns import start_turn_by_keys
-from app.tokens import authenticate
 from tests.conftest import GraphQLClient
 from tests.history_support import SEARCH, START, gid, load_history_personas, start_turn
 
@@ -161,8 +161,8 @@ async def test_recall_turn_command_starts_the_same_turn_by_keys(db: asyncpg.Conn
         trigger_key="g8",
         window=5,
     )
-    principal = await authenticate(db, token)
-    assert principal is not None and principal.kind == "turn"
+    reader = await reader_for_token(db, token)
+    assert reader is not None and reader.kind == "turn"
     # Fewer than 5 eligible messages precede g8 in #general: g1, g2, g6 and g7.
     assert await db.fetchval("select count(*) from turn_window") == 4
     with pytest.raises(UsageError, match="unknown scope 'nope'"):

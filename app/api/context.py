@@ -1,4 +1,4 @@
-"""The typed per-request context: settings, principal, reader, session and loaders."""
+"""The typed per-request context: settings, reader, session and loaders."""
 
 from __future__ import annotations
 
@@ -11,14 +11,12 @@ from app.api.loaders import Loaders
 from app.data.readers import Reader
 from app.data.session import Session
 from app.settings import Settings
-from app.tokens import Principal
 
 
 @dataclass
 class Context:
     request: Request
     settings: Settings
-    principal: Principal
     reader: Reader
     db: Session
     loaders: Loaders

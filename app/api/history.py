@@ -133,7 +133,7 @@ class HistoryMutation:
         window: int | None = 30,
     ) -> StartTurnResult:
         context = info.context
-        if context.principal.kind != "agent":
+        if context.reader.kind != "agent":
             raise Forbidden("startTurn needs an agent token")
         trigger = None
         if trigger_message_id is not None:

@@ -20,7 +20,7 @@ from app.data.message_search import (
     headlines,
     scan_for_page,
 )
-from app.data.readiness import session_readiness
+from app.data.readiness import readiness_of
 from app.errors import BadUserInput, Forbidden
 from app.search.cursor import binding, decode_cursor, encode_cursor
 from app.search.highlights import highlight_ranges
@@ -112,7 +112,7 @@ class MessageSearchQuery:
 
     @strawberry.field
     async def search_status(self, info: Info) -> SearchStatus:
-        row = await session_readiness(info.context.db, info.context.reader.workspace_id)
+        row = await readiness_of(info.context.db, info.context.reader.workspace_id)
         return SearchStatus(
             ready=row.ready,
             migrated=row.migrated,

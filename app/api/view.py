@@ -83,18 +83,16 @@ class RecallGraphQL(GraphQL[Context, None]):
         pool = self._pool_holder["pool"]
         db = Session(pool)
         try:
-            found = await reader_for_token(db, _bearer_token(request))
-            if found is None:
+            reader = await reader_for_token(db, _bearer_token(request))
+            if reader is None:
                 return JSONResponse(
                     _error_body("missing or unknown bearer token", "UNAUTHENTICATED"),
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
                 )
-            principal, reader = found
             context = Context(
                 request=request,
                 settings=self.settings,
-                principal=principal,
                 reader=reader,
                 db=db,
                 loaders=Loaders(db, reader),
