@@ -156,7 +156,7 @@ async def _turn(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _search(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.search.readiness import run_operation
+    from app.search.operations import run_operation
 
     return await run_operation(conn, args.operation, args.workspace, log=sys.stderr)
 
