@@ -10,7 +10,7 @@ from app.data.history_neighbors import Neighbors
 from app.data.history_search import HitRow, Person
 from app.data.rows import MessageRow
 from app.errors import InvalidCursor
-from app.history import presentation, ranking
+from app.history import cursor, presentation
 from app.history.ledger import CEILING, Ledger
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -110,12 +110,12 @@ def test_fit_never_overruns_the_ceiling_and_drops_farthest_neighbors_first() -> 
 
 
 def test_cursor_round_trips_exactly_and_is_bound_to_its_search() -> None:
-    bound = ranking.binding(7, "acme", "ANYONE", None, None)
-    position = ranking.Position(0.1 + 0.2, 42)
-    assert ranking.decode_cursor(ranking.encode_cursor(position, bound), bound) == position
-    other = ranking.binding(7, "acme", "YOU", None, None)
+    bound = cursor.binding(7, "acme", "ANYONE", None, None)
+    position = cursor.Position(0.1 + 0.2, 42)
+    assert cursor.decode_cursor(cursor.encode_cursor(position, bound), bound) == position
+    other = cursor.binding(7, "acme", "YOU", None, None)
     with pytest.raises(InvalidCursor):
-        ranking.decode_cursor(ranking.encode_cursor(position, bound), other)
+        cursor.decode_cursor(cursor.encode_cursor(position, bound), other)
     for garbage in ("", "!!!", "e30", "x" * 500):
         with pytest.raises(InvalidCursor):
-            ranking.decode_cursor(garbage, bound)
+            cursor.decode_cursor(garbage, bound)
