@@ -1,9 +1,9 @@
-"""messageSearch and searchStatus: the web Messages tab's search (docs/api.md)."""
+"""messageSearch and searchStatus: the web Messages tab's search (docs/api.md). The resolvers
+only convert between GraphQL and app.search.message_search, which does the work."""
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
 
 import strawberry
 
@@ -11,24 +11,15 @@ from app.api.context import Info
 from app.api.ids import decode_id
 from app.api.pagination import PageInfo
 from app.api.types import Message
-from app.data.audit import query_digest, record_search
-from app.data.message_search import (
-    After,
-    AuthorCondition,
-    CandidateQuery,
-    ScopeCondition,
-    headlines,
-    scan_for_page,
-)
 from app.data.readiness import readiness_of
-from app.errors import BadUserInput, Forbidden
-from app.search.cursor import binding, decode_cursor, encode_cursor
-from app.search.highlights import highlight_ranges
-from app.search.paging import budget_for, page_of, position_of
-from app.search.query import parse_query
-from app.search.readiness import ensure_read_ready
-
-MAX_FIRST = 100
+from app.search.message_search import (
+    DEFAULT_FIRST,
+    AuthorRequest,
+    DecodedId,
+    MessageHit,
+    MessageSearchRequest,
+    message_search,
+)
 
 
 @strawberry.enum(description="Whose messages an author filter keeps.")
@@ -41,12 +32,11 @@ class AuthorKind(Enum):
     )
 
 
-# The data layer's name of each kind, and the id type each kind names (an id of another type
-# is well-formed but matches nothing).
+# The domain's name of each kind.
 _AUTHOR_KIND = {
-    AuthorKind.MEMBER: ("member", "Member"),
-    AuthorKind.AGENT: ("agent", "Agent"),
-    AuthorKind.MEMBER_AGENTS: ("member_agents", "Member"),
+    AuthorKind.MEMBER: "member",
+    AuthorKind.AGENT: "agent",
+    AuthorKind.MEMBER_AGENTS: "member_agents",
 }
 
 
@@ -108,7 +98,26 @@ class MessageSearchQuery:
         first: int | None = 20,
         after: str | None = None,
     ) -> MessageSearchConnection:
-        return await _message_search(info, query, scope_id, author, first, after)
+        ctx = info.context
+        master = ctx.settings.master_key
+        result = await message_search(
+            ctx.db,
+            ctx.reader,
+            MessageSearchRequest(
+                query,
+                _decoded(scope_id) if scope_id is not None else None,
+                AuthorRequest(_AUTHOR_KIND[author.kind], _decoded(author.id)) if author else None,
+                DEFAULT_FIRST if first is None else first,
+                after,
+            ),
+            master_key=master.get_secret_value() if master else None,
+            load_messages=ctx.loaders.message_by_id.load_many,
+        )
+        return MessageSearchConnection(
+            edges=[_edge(h) for h in result.hits],
+            page_info=PageInfo(has_next_page=result.has_next_page, end_cursor=result.end_cursor),
+            candidate_budget_exhausted=result.budget_exhausted,
+        )
 
     @strawberry.field
     async def search_status(self, info: Info) -> SearchStatus:
@@ -121,94 +130,15 @@ class MessageSearchQuery:
         )
 
 
-async def _message_search(
-    info: Info,
-    query: str,
-    scope_id: str | None,
-    author: AuthorFilter | None,
-    first: int | None,
-    after: str | None,
-) -> MessageSearchConnection:
-    ctx = info.context
-    reader = ctx.reader
-    if reader.kind != "member" or reader.destination is None:
-        raise Forbidden("messageSearch needs a member token")
-    first = 20 if first is None else first
-    if not 1 <= first <= MAX_FIRST:
-        raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
-    parsed = parse_query(query)
+def _decoded(global_id: str) -> DecodedId:
+    # Ids were parsed while the request was validated; decoding again cannot fail.
+    type_name, pk = decode_id(global_id)
+    return DecodedId(type_name, pk)
 
-    # Ids parsed while the request was validated; decoding again cannot fail.
-    filters: dict[str, Any] = {"scope": None, "author": None}
-    scope = None
-    if scope_id is not None:
-        type_name, pk = decode_id(scope_id)
-        filters["scope"] = {"type": type_name, "id": pk}
-        scope = ScopeCondition(pk if type_name == "Scope" else None)
-    author_condition = None
-    if author is not None:
-        type_name, pk = decode_id(author.id)
-        kind, wanted = _AUTHOR_KIND[author.kind]
-        filters["author"] = {"kind": kind, "type": type_name, "id": pk}
-        author_condition = AuthorCondition(kind, pk if type_name == wanted else None)
-    bound_to = binding(parsed.normalized, filters)
-    start = decode_cursor(after, bound_to) if after is not None else None
 
-    ensure_read_ready(reader.search_ready)
-    budget = budget_for(first)
-    secret = ctx.settings.master_key.get_secret_value() if ctx.settings.master_key else None
-    # The read and its audit row share one transaction: a failed audit write fails the search.
-    async with ctx.db.transaction():
-        candidates = await scan_for_page(
-            ctx.db,
-            CandidateQuery(
-                reader.destination.params(),
-                parsed.include,
-                parsed.exclude,
-                scope=scope,
-                author=author_condition,
-            ),
-            after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
-            if start
-            else None,
-            first=first,
-            budget=budget,
-        )
-        page = page_of(candidates, first, budget)
-        await record_search(
-            ctx.db,
-            workspace_id=reader.workspace_id,
-            surface="message_search",
-            actor_id=reader.actor_id,
-            turn_id=None,
-            query_digest=query_digest(secret, parsed.normalized),
-            filters={**filters, "first": first, "continued": start is not None},
-            destination=reader.destination.describe(),
-            selected=[{"message_id": h.message_id} for h in page.hits],
-            exclusions=page.exclusions,
-        )
-        # Hydration authorizes again (the loader applies the same eligibility); a hit that no
-        # longer loads is left out rather than shown from the index.
-        rows = await ctx.loaders.message_by_id.load_many([h.message_id for h in page.hits])
-        loaded = [(h, r) for h, r in zip(page.hits, rows, strict=True) if r is not None]
-        marked = await headlines(ctx.db, [r.body for _, r in loaded], parsed.include)
-
-    edges = [
-        MessageSearchEdge(
-            cursor=encode_cursor(position_of(hit), bound_to),
-            node=Message.of(row),
-            highlights=[
-                TextRange(start=s, end=e)
-                for s, e in highlight_ranges(row.body, mark, parsed.include)
-            ],
-        )
-        for (hit, row), mark in zip(loaded, marked, strict=True)
-    ]
-    return MessageSearchConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next_page,
-            end_cursor=encode_cursor(page.end, bound_to) if page.end is not None else None,
-        ),
-        candidate_budget_exhausted=page.budget_exhausted,
+def _edge(hit: MessageHit) -> MessageSearchEdge:
+    return MessageSearchEdge(
+        cursor=hit.cursor,
+        node=Message.of(hit.message),
+        highlights=[TextRange(start=s, end=e) for s, e in hit.highlights],
     )
