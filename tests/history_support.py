@@ -8,7 +8,7 @@ from typing import Any
 import asyncpg
 
 from app.api.ids import decode_id, encode_id
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.personas import acme, globex, load
 
 START = """

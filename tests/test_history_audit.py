@@ -11,7 +11,7 @@ import pytest
 from app.api.ids import decode_id
 from app.history.ranking import WINDOW
 from app.settings import Settings
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.history_support import (
     SEARCH,
     audits,

@@ -6,7 +6,7 @@ from typing import Any
 
 import asyncpg
 
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.history_support import (
     REPLY,
     hit_keys,

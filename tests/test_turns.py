@@ -11,7 +11,7 @@ from app.api.ids import encode_id
 from app.data.readers import reader_for_token
 from app.errors import Forbidden, UsageError
 from app.history.turns import start_turn_by_keys
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.history_support import SEARCH, START, gid, load_history_personas, start_turn
 
 VIEWER_TURN = "{ viewer { turn { id scope { key } requester { key } evidence { key } } } }"

@@ -35,18 +35,12 @@ from app.history.replies import post_reply
 from app.history.search import HistoryRequest, HitView, history_search
 from app.history.turns import start_turn
 
-_LEDGER = "history_ledger"
-
 
 def _turn_ledger(info: Info) -> Ledger:
     """The request's ledger of the token's turn; FORBIDDEN for any other token."""
-    reader = info.context.reader
-    if reader.kind != "turn" or reader.turn_id is None:
+    reader, ledger = info.context.reader, info.context.ledger
+    if reader.kind != "turn" or reader.turn_id is None or ledger is None:
         raise Forbidden("this field needs a turn token")
-    ledger = info.context.extras.get(_LEDGER)
-    if not isinstance(ledger, Ledger):
-        ledger = Ledger(reader.turn_id)
-        info.context.extras[_LEDGER] = ledger
     return ledger
 
 
