@@ -21,6 +21,7 @@ from app.db import connect
 from app.migrate import migrate
 from app.settings import Settings
 from tests.client import GraphQLClient, graphql_client
+from tests.history_support import load_history_personas, start_turn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,3 +112,18 @@ def issue_token(db: asyncpg.Connection) -> Any:
         return await issue_actor_token(db, workspace, kind, actor)
 
     return issue
+
+
+@pytest.fixture
+async def history_personas(db: asyncpg.Connection) -> None:
+    """The history personas (tests.history_support.history_acme, and globex) are loaded."""
+    await load_history_personas(db)
+
+
+@pytest.fixture
+async def alice_turn(
+    history_personas: None, client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> str:
+    """The most common historySearch set-up: a turn token of helper's turn in its DM with
+    alice, alice asking, on the history personas."""
+    return await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")

@@ -33,9 +33,8 @@ async def _sources(db: asyncpg.Connection, message_key: str) -> set[str]:
 
 
 async def test_message_ids_are_every_shown_message_and_join_the_evidence(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     result = await search(client, token, "Sam one says hello", first=2)
     shown = await keys_of(db, result["messageIds"])
@@ -47,9 +46,8 @@ async def test_message_ids_are_every_shown_message_and_join_the_evidence(
 
 
 async def test_search_results_are_in_the_reply_provenance(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice", window=1)
     shown = await keys_of(db, (await search(client, token, "Friday secret budget"))["messageIds"])
     reply = (await client.gql(REPLY, {"body": "Friday, and the budget is 40k"}, token=token))[
@@ -109,9 +107,8 @@ async def test_large_first_near_the_caps_never_makes_a_reply_undeliverable(
 
 
 async def test_reply_whose_provenance_fails_the_recheck_is_withheld_and_not_kept(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="general", requester="alice")
     await search(client, token, "Friday")
     # A ledger that (somehow) holds alice's DM: the recheck is the last line of defense.
@@ -128,10 +125,9 @@ async def test_reply_whose_provenance_fails_the_recheck_is_withheld_and_not_kept
 
 
 async def test_reply_body_must_be_1_to_20000_characters(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     for body in ("", "   ", "x" * 20_001):
         result = await client.post(REPLY, {"body": body}, token=token)
         assert result.codes == ["BAD_USER_INPUT"]
@@ -139,10 +135,9 @@ async def test_reply_body_must_be_1_to_20000_characters(
 
 
 async def test_aliased_searches_in_one_request_each_join_the_ledger_and_the_audit(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     data = await client.gql(
         """{ a: historySearch(query: "Friday") { messageIds }
              b: historySearch(query: "secret budget") { messageIds } }""",
@@ -155,9 +150,8 @@ async def test_aliased_searches_in_one_request_each_join_the_ledger_and_the_audi
 
 
 async def test_reply_is_refused_once_the_agent_left_the_scope(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="secret", requester="alice")
     await db.execute(
         "delete from scope_members where scope_id = (select id from scopes where key = 'secret')"
