@@ -1,4 +1,5 @@
-"""The provenance ledger and postReply: what a turn saw is what its reply is built from."""
+"""The provenance ledger and postReply: what a turn saw is what its reply is built from, and
+the ledger's arithmetic (app.history.ledger) that keeps it under its ceiling."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ from typing import Any
 
 import asyncpg
 
+from app.data.history_neighbors import Neighbors
+from app.history.ledger import CEILING, Ledger
 from tests.client import GraphQLClient
 from tests.history_support import (
     REPLY,
     hit_keys,
+    hit_row,
     keys_of,
     load_history_personas,
+    message_row,
     search,
     shown_keys,
     start_turn,
@@ -160,3 +165,25 @@ async def test_reply_is_refused_once_the_agent_left_the_scope(
     assert (await client.post(REPLY, {"body": "hello"}, token=token)).codes == ["FORBIDDEN"]
     # Its searches see nothing of the scope either: the perspective is evaluated per search.
     assert "s1" not in shown_keys(await search(client, token, "secret budget"))
+
+
+def test_page_shrinks_as_the_ledger_fills_and_stops_at_the_ceiling() -> None:
+    ledger = Ledger(1)
+    assert ledger.page_size(20) == 20
+    ledger.evidence = set(range(CEILING - 30))
+    assert ledger.page_size(20) == 6
+    ledger.evidence = set(range(CEILING - 3))
+    assert ledger.page_size(20) == 1
+    ledger.evidence = set(range(CEILING))
+    assert ledger.page_size(20) == 0
+
+
+def test_fit_never_overruns_the_ceiling_and_drops_farthest_neighbors_first() -> None:
+    ledger = Ledger(1, evidence=set(range(1000, 1000 + CEILING - 3)))
+    around = Neighbors((message_row(1), message_row(2)), (message_row(4), message_row(5)))
+    shown = ledger.fit([hit_row(3)], [around])
+    # Room for three: the hit, then the line just before and the line just after it.
+    assert [m.id for m in shown[0].before] == [2]
+    assert [m.id for m in shown[0].after] == [4]
+    assert ledger.record(shown) == [2, 3, 4]
+    assert len(ledger.evidence) == CEILING
