@@ -1,3 +1,4 @@
-"""messageSearch, the Messages tab's search: the request sequence (message_search), its query
-parsing, paging, cursors and highlights, and the readiness gate both search surfaces share
-(the statements are in app.data)."""
+"""messageSearch, the Messages tab's search: its request sequence (message_search), query
+parsing, paging, cursors and highlights; plus what both search surfaces share: the readiness
+gate, the `recall search` operations that open it, and the opaque cursor envelope. The
+statements themselves are in app.data."""

@@ -91,7 +91,7 @@ async def resolve_post_reply(info: Info, body: str) -> ReplyOutcome:
     )
 
 
-async def viewer_turn(info: Info) -> TurnRow | None:
+async def viewer_turn_row(info: Info) -> TurnRow | None:
     """The turn behind a turn token (for Viewer.turn and node lookups)."""
     reader = info.context.reader
     if reader.kind != "turn" or reader.turn_id is None:

@@ -91,7 +91,7 @@ class HistoryMutation:
 
 async def viewer_turn(info: Info) -> Turn | None:
     """The turn behind a turn token (for Viewer.turn)."""
-    row = await resolvers.viewer_turn(info)
+    row = await resolvers.viewer_turn_row(info)
     return Turn.of(row) if row else None
 
 
