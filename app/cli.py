@@ -1,4 +1,4 @@
-"""The `recall` command line (CONTRACT.md, Commands).
+"""The `recall` command line (docs/cli.md).
 
 Every command: a bad argument or file exits non-zero with one clear line on stderr and changes
 nothing; long work reports progress on stderr; machine-readable results go to stdout.
@@ -136,7 +136,7 @@ async def _import(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _token(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.tokens import issue_actor_token
+    from app.data.tokens import issue_actor_token
 
     return await issue_actor_token(conn, args.workspace, args.kind, args.actor)
 
@@ -156,7 +156,7 @@ async def _turn(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _search(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.search.readiness import run_operation
+    from app.search.operations import run_operation
 
     return await run_operation(conn, args.operation, args.workspace, log=sys.stderr)
 

@@ -268,7 +268,7 @@ _WEIGHTS = {
 
 
 def build_demo_fixture(messages: int = 3000, seed: int = 20260105) -> dict[str, Any]:
-    """The demo workspace as a fixture dict (CONTRACT.md format), `messages` long in total."""
+    """The demo workspace as a fixture dict (docs/fixtures.md), `messages` long in total."""
     rng = random.Random(seed)
     speakers_of = {key: members for key, _, _, _, members in _SCOPES}
     agents = {key for key, _, _ in _AGENTS}

@@ -1,4 +1,4 @@
-"""The closed set of errors a client can see (CONTRACT.md, Errors).
+"""The closed set of errors a client can see (docs/api.md, error codes).
 
 Raised anywhere below the API layer; the API maps `code` to `extensions.code`. Any other
 exception is masked before it reaches a client.

@@ -8,12 +8,14 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TypedDict
 
 import asyncpg
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.view import RecallGraphQL
 from app.db import create_pool
@@ -21,28 +23,34 @@ from app.migrate import pending
 from app.settings import Settings
 
 
+class State(TypedDict):
+    """The lifespan's state: Starlette hands a copy to every request (request.state)."""
+
+    pool: asyncpg.Pool
+
+
 def create_app(settings: Settings, dsn: str) -> Starlette:
     """The app, with one asyncpg pool opened and closed by the lifespan."""
-    pool_holder: dict[str, asyncpg.Pool] = {}
 
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        pool_holder["pool"] = await create_pool(
+    async def lifespan(_app: Starlette) -> AsyncIterator[State]:
+        pool = await create_pool(
             dsn, min_size=settings.pool_min_size, max_size=settings.pool_max_size
         )
         try:
-            yield
+            yield {"pool": pool}
         finally:
-            await pool_holder.pop("pool").close()
+            await pool.close()
 
     async def healthz(_request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
-    async def readyz(_request: Request) -> JSONResponse:
+    async def readyz(request: Request) -> JSONResponse:
         try:
-            async with pool_holder["pool"].acquire() as conn:
+            pool: asyncpg.Pool = request.state.pool
+            async with pool.acquire() as conn:
                 missing = await asyncio.wait_for(pending(conn), timeout=2)  # type: ignore[arg-type]
-        except (OSError, asyncpg.PostgresError, TimeoutError, KeyError):
+        except (OSError, asyncpg.PostgresError, TimeoutError, AttributeError):
             return JSONResponse({"status": "database unreachable"}, status_code=503)
         if missing:
             return JSONResponse(
@@ -50,7 +58,7 @@ def create_app(settings: Settings, dsn: str) -> Starlette:
             )
         return JSONResponse({"status": "ready"})
 
-    graphql = RecallGraphQL(settings, pool_holder)
+    graphql = RecallGraphQL(settings)
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
@@ -59,6 +67,20 @@ def create_app(settings: Settings, dsn: str) -> Starlette:
         ],
         lifespan=lifespan,
     )
+
+
+@asynccontextmanager
+async def in_process(app: Starlette) -> AsyncIterator[ASGIApp]:
+    """The app with its lifespan running, for an in-process client (tests, bench.explain): each
+    request gets a copy of the lifespan's state, as a server hands it over."""
+    async with app.router.lifespan_context(app) as state:
+
+        async def with_state(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                scope = {**scope, "state": dict(state or {})}
+            await app(scope, receive, send)
+
+        yield with_state
 
 
 def serve(settings: Settings, *, host: str | None, port: int | None, demo: bool) -> None:
@@ -103,8 +125,8 @@ def _exit_quietly(_signum: int, _frame: object) -> None:
 
 
 async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
+    from app.data.tokens import issue_actor_token
     from app.demo import ensure_demo
-    from app.tokens import issue_actor_token
 
     info = await ensure_demo(conn, progress=sys.stderr)
     member = await issue_actor_token(conn, info.workspace_key, "member", info.member_key)

@@ -17,17 +17,17 @@ class Settings(BaseSettings):
     # No DATABASE_URL means: start (or join) the embedded PostgreSQL under `recall_data_dir`.
     database_url: str | None = Field(default=None, alias="DATABASE_URL")
     recall_data_dir: Path = Field(default=Path(".recall"), alias="RECALL_DATA_DIR")
-    # Optional: without it audit digests are empty (DESIGN.md, Audit).
+    # Optional: without it audit digests are empty (docs/design.md, Audit).
     master_key: SecretStr | None = Field(default=None, alias="RECALL_MASTER_KEY")
     host: str = Field(default="127.0.0.1", alias="RECALL_HOST")
     port: int = Field(default=8000, alias="RECALL_PORT", ge=1, le=65535)
     pool_min_size: int = Field(default=1, alias="RECALL_POOL_MIN", ge=0)
     pool_max_size: int = Field(default=10, alias="RECALL_POOL_MAX", ge=1)
-    # Largest accepted HTTP request body; bigger requests get 413 before parsing.
     # Adds `x-recall-statements` (SQL statements the request ran) and `x-recall-database-ms`
     # (time spent waiting on them) response headers. For query-count tests and benchmarks;
     # harmless, but off by default.
     expose_statement_count: bool = Field(default=False, alias="RECALL_EXPOSE_STATEMENT_COUNT")
+    # Largest accepted HTTP request body; bigger requests get 413 before parsing.
     max_request_bytes: int = Field(default=256 * 1024, alias="RECALL_MAX_REQUEST_BYTES", ge=1024)
 
 

@@ -24,10 +24,10 @@ import httpx
 
 from app.api.ids import encode_id
 from app.data.session import Session
+from app.data.tokens import issue_actor_token
 from app.db import resolve_database_url
-from app.server import create_app
+from app.server import create_app, in_process
 from app.settings import Settings
-from app.tokens import issue_actor_token
 from bench import generate as g
 from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN, _with_database
 
@@ -105,8 +105,8 @@ async def main(args: argparse.Namespace) -> None:
     sections: list[str] = []
     summary: dict[str, dict[str, float]] = {}
     async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://x") as http,
+        in_process(app) as asgi,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=asgi), base_url="http://x") as http,
     ):
 
         async def post(query: str, variables: dict[str, Any], token: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A deterministic, realistic workspace fixture for the benchmark (CONTRACT.md fixture format).
+"""A deterministic, realistic workspace fixture for the benchmark (docs/fixtures.md).
 
     python -m bench.generate --messages 1000000 --seed 1 --out /tmp/bench.json
 

@@ -447,7 +447,7 @@ async def _measure(
     summary: Summary,
     results: Results,
 ) -> None:
-    from app.tokens import issue_actor_token
+    from app.data.tokens import issue_actor_token
 
     mk = summary.markers
     ws, ns = await conn.fetchrow(

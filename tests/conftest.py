@@ -1,4 +1,4 @@
-"""Test harness: real PostgreSQL, one fresh database per test, GraphQL over HTTP.
+"""Test harness: real PostgreSQL, one fresh database per test, GraphQL over HTTP (tests.client).
 
 The server is the embedded PostgreSQL (under .recall/test-pg) unless TEST_DATABASE_URL names
 one (any database on it; tests create and drop their own). Each test gets a database cloned
@@ -10,19 +10,18 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
-import httpx
 import pytest
 
 from app.db import connect
 from app.migrate import migrate
-from app.server import create_app
 from app.settings import Settings
+from tests.client import GraphQLClient, graphql_client
+from tests.history_support import load_history_personas, start_turn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,73 +97,33 @@ def settings() -> Settings:
     return Settings(RECALL_EXPOSE_STATEMENT_COUNT=True)  # type: ignore[call-arg]
 
 
-@dataclass
-class GraphQLResult:
-    status: int
-    body: dict[str, Any]
-    statements: int | None
-
-    @property
-    def data(self) -> Any:
-        return self.body.get("data")
-
-    @property
-    def errors(self) -> list[dict[str, Any]]:
-        return list(self.body.get("errors") or [])
-
-    @property
-    def codes(self) -> list[str]:
-        return [e.get("extensions", {}).get("code") for e in self.errors]
-
-
-class GraphQLClient:
-    """Speaks GraphQL over HTTP to the app. `gql()` fails the test on unexpected errors."""
-
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.http = http
-
-    async def post(
-        self,
-        query: str,
-        variables: dict[str, Any] | None = None,
-        *,
-        token: str | None,
-        accept: str = "application/graphql-response+json, application/json",
-    ) -> GraphQLResult:
-        headers = {"accept": accept}
-        if token is not None:
-            headers["authorization"] = f"Bearer {token}"
-        response = await self.http.post(
-            "/graphql", json={"query": query, "variables": variables or {}}, headers=headers
-        )
-        statements = response.headers.get("x-recall-statements")
-        try:
-            body = response.json()
-        except ValueError:
-            body = {"raw": response.text}
-        return GraphQLResult(response.status_code, body, int(statements) if statements else None)
-
-    async def gql(self, query: str, variables: dict[str, Any] | None = None, *, token: str) -> Any:
-        result = await self.post(query, variables, token=token)
-        assert result.status == 200 and not result.errors, result.body
-        return result.data
-
-
 @pytest.fixture
 async def client(dsn: str, settings: Settings) -> AsyncIterator[GraphQLClient]:
-    app = create_app(settings, dsn)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://recall.test") as http:
-            yield GraphQLClient(http)
+    async with graphql_client(settings, dsn) as client:
+        yield client
 
 
 @pytest.fixture
 def issue_token(db: asyncpg.Connection) -> Any:
     """`await issue_token("member", "acme", "alice")` → a bearer token."""
-    from app.tokens import issue_actor_token
+    from app.data.tokens import issue_actor_token
 
     async def issue(kind: str, workspace: str, actor: str) -> str:
         return await issue_actor_token(db, workspace, kind, actor)
 
     return issue
+
+
+@pytest.fixture
+async def history_personas(db: asyncpg.Connection) -> None:
+    """The history personas (tests.history_support.history_acme, and globex) are loaded."""
+    await load_history_personas(db)
+
+
+@pytest.fixture
+async def alice_turn(
+    history_personas: None, client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> str:
+    """The most common historySearch set-up: a turn token of helper's turn in its DM with
+    alice, alice asking, on the history personas."""
+    return await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")

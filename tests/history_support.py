@@ -8,7 +8,9 @@ from typing import Any
 import asyncpg
 
 from app.api.ids import decode_id, encode_id
-from tests.conftest import GraphQLClient
+from app.data.history_search import HitRow
+from app.data.rows import MessageRow
+from tests.client import GraphQLClient
 from tests.personas import acme, globex, load
 
 START = """
@@ -153,3 +155,27 @@ RULES = ("already_in_context", "no_evidence", "audience", "lineage", "below_cuto
 def excluded(audit_row: Any) -> int:
     """Matches an audited search counted under some exclusion rule."""
     return sum(audit_row["exclusions"][rule] for rule in RULES)
+
+
+# Rows for the pure parts (presentation, the ledger), without a database.
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def message_row(pk: int, body: str = "hello") -> MessageRow:
+    return MessageRow(pk, f"m{pk}", 1, pk, pk, 1, body, NOW)
+
+
+def hit_row(pk: int, **labels: object) -> HitRow:
+    fields: dict[str, object] = {
+        "author_name": "Sam",
+        "author_key": "sam1",
+        "author_kind": "member",
+        "author_name_shared": False,
+        "scope_kind": "channel",
+        "scope_visibility": "public",
+        "scope_name": "general",
+        "parent_name": None,
+        "people": (),
+    }
+    fields.update(labels)
+    return HitRow(message_row(pk), (("lexical", 0.1),), 0.1, False, **fields)  # type: ignore[arg-type]

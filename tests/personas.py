@@ -1,4 +1,4 @@
-"""Named personas for privacy tests, as a fixture in CONTRACT.md's format.
+"""Named personas for privacy tests, as a fixture in the format of docs/fixtures.md.
 
 Workspace `acme` (namespace slack:acme):
   alice, bob, carol      people; two different people both named "Sam" (sam1, sam2)

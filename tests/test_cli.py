@@ -9,7 +9,7 @@ import sys
 
 import asyncpg
 
-from app.tokens import authenticate
+from app.data.readers import reader_for_token
 from tests.personas import load_personas
 
 
@@ -30,9 +30,9 @@ async def test_token_command_prints_a_working_token(dsn: str, db: asyncpg.Connec
     done = recall("token", "member", "acme", "alice", dsn=dsn)
     assert done.returncode == 0, done.stderr
     token = done.stdout.strip()
-    principal = await authenticate(db, token)
+    reader = await reader_for_token(db, token)
     alice = await db.fetchval("select id from actors where key = 'alice'")
-    assert principal is not None and principal.actor_id == alice and principal.kind == "member"
+    assert reader is not None and reader.actor_id == alice and reader.kind == "member"
     stored = await db.fetchval("select count(*) from tokens where token_hash = $1", token.encode())
     assert stored == 0, "the token itself is never stored, only its hash"
 

@@ -11,7 +11,7 @@ import pytest
 from app.api.ids import decode_id
 from app.history.ranking import WINDOW
 from app.settings import Settings
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.history_support import (
     SEARCH,
     audits,
@@ -38,9 +38,8 @@ def settings() -> Settings:
 
 
 async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="general", requester="bob", window=1)
     result = await search(client, token, "Acme", first=3)
     await search(client, token, "zebra")  # finds nothing: still audited
@@ -84,10 +83,9 @@ async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
 
 
 async def test_audit_digest_is_keyed_and_never_the_query(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     await search(client, token, "salary question")
     await search(client, token, "  Salary   QUESTION ")
     rows = await audits(db)
@@ -128,10 +126,9 @@ async def test_a_search_examines_the_newest_matches_up_to_the_window_and_says_so
 
 
 async def test_failed_audit_write_fails_the_search_and_keeps_no_evidence(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     await db.execute(
         """
         create function fail_audit() returns trigger language plpgsql as

@@ -1,4 +1,5 @@
-"""The provenance ledger and postReply: what a turn saw is what its reply is built from."""
+"""The provenance ledger and postReply: what a turn saw is what its reply is built from, and
+the ledger's arithmetic (app.history.ledger) that keeps it under its ceiling."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ from typing import Any
 
 import asyncpg
 
-from tests.conftest import GraphQLClient
+from app.data.history_neighbors import Neighbors
+from app.history.ledger import CEILING, Ledger
+from tests.client import GraphQLClient
 from tests.history_support import (
     REPLY,
     hit_keys,
+    hit_row,
     keys_of,
     load_history_personas,
+    message_row,
     search,
     shown_keys,
     start_turn,
@@ -33,9 +38,8 @@ async def _sources(db: asyncpg.Connection, message_key: str) -> set[str]:
 
 
 async def test_message_ids_are_every_shown_message_and_join_the_evidence(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     result = await search(client, token, "Sam one says hello", first=2)
     shown = await keys_of(db, result["messageIds"])
@@ -47,9 +51,8 @@ async def test_message_ids_are_every_shown_message_and_join_the_evidence(
 
 
 async def test_search_results_are_in_the_reply_provenance(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice", window=1)
     shown = await keys_of(db, (await search(client, token, "Friday secret budget"))["messageIds"])
     reply = (await client.gql(REPLY, {"body": "Friday, and the budget is 40k"}, token=token))[
@@ -109,9 +112,8 @@ async def test_large_first_near_the_caps_never_makes_a_reply_undeliverable(
 
 
 async def test_reply_whose_provenance_fails_the_recheck_is_withheld_and_not_kept(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="general", requester="alice")
     await search(client, token, "Friday")
     # A ledger that (somehow) holds alice's DM: the recheck is the last line of defense.
@@ -128,10 +130,9 @@ async def test_reply_whose_provenance_fails_the_recheck_is_withheld_and_not_kept
 
 
 async def test_reply_body_must_be_1_to_20000_characters(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     for body in ("", "   ", "x" * 20_001):
         result = await client.post(REPLY, {"body": body}, token=token)
         assert result.codes == ["BAD_USER_INPUT"]
@@ -139,10 +140,9 @@ async def test_reply_body_must_be_1_to_20000_characters(
 
 
 async def test_aliased_searches_in_one_request_each_join_the_ledger_and_the_audit(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     data = await client.gql(
         """{ a: historySearch(query: "Friday") { messageIds }
              b: historySearch(query: "secret budget") { messageIds } }""",
@@ -155,9 +155,8 @@ async def test_aliased_searches_in_one_request_each_join_the_ledger_and_the_audi
 
 
 async def test_reply_is_refused_once_the_agent_left_the_scope(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="secret", requester="alice")
     await db.execute(
         "delete from scope_members where scope_id = (select id from scopes where key = 'secret')"
@@ -166,3 +165,25 @@ async def test_reply_is_refused_once_the_agent_left_the_scope(
     assert (await client.post(REPLY, {"body": "hello"}, token=token)).codes == ["FORBIDDEN"]
     # Its searches see nothing of the scope either: the perspective is evaluated per search.
     assert "s1" not in shown_keys(await search(client, token, "secret budget"))
+
+
+def test_page_shrinks_as_the_ledger_fills_and_stops_at_the_ceiling() -> None:
+    ledger = Ledger(1)
+    assert ledger.page_size(20) == 20
+    ledger.evidence = set(range(CEILING - 30))
+    assert ledger.page_size(20) == 6
+    ledger.evidence = set(range(CEILING - 3))
+    assert ledger.page_size(20) == 1
+    ledger.evidence = set(range(CEILING))
+    assert ledger.page_size(20) == 0
+
+
+def test_fit_never_overruns_the_ceiling_and_drops_farthest_neighbors_first() -> None:
+    ledger = Ledger(1, evidence=set(range(1000, 1000 + CEILING - 3)))
+    around = Neighbors((message_row(1), message_row(2)), (message_row(4), message_row(5)))
+    shown = ledger.fit([hit_row(3)], [around])
+    # Room for three: the hit, then the line just before and the line just after it.
+    assert [m.id for m in shown[0].before] == [2]
+    assert [m.id for m in shown[0].after] == [4]
+    assert ledger.record(shown) == [2, 3, 4]
+    assert len(ledger.evidence) == CEILING

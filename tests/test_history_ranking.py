@@ -7,7 +7,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.history_support import (
     SEARCH,
     audits,
@@ -20,10 +20,9 @@ from tests.history_support import (
 
 
 async def test_more_words_closer_together_rank_higher_and_why_sums_to_score(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     result = await search(client, token, "decided Acme Friday", first=20)
     # g1 has all three words within five; g2 two of them; the rest only "Acme".
     assert hit_keys(result)[:2] == ["g1", "g2"]
@@ -37,10 +36,9 @@ async def test_more_words_closer_together_rank_higher_and_why_sums_to_score(
 
 
 async def test_query_words_are_ored(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     # No message has both words: requiring them all would find nothing.
     assert {"s1", "g1"} <= set(hit_keys(await search(client, token, "budget decided")))
 
@@ -64,10 +62,9 @@ async def test_cursor_pages_continue_the_same_ranking(
 
 
 async def test_cursor_of_another_search_is_invalid(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     other = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
     cursor = (await search(client, token, "Acme", first=2))["pageInfo"]["endCursor"]
     for variables, used_by in (
@@ -85,10 +82,9 @@ async def test_cursor_of_another_search_is_invalid(
 
 
 async def test_first_is_between_1_and_20(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     for first in (0, 21, -1):
         result = await client.post(SEARCH, {"q": "Acme", "first": first}, token=token)
         assert result.codes == ["BAD_USER_INPUT"], first
@@ -97,10 +93,9 @@ async def test_first_is_between_1_and_20(
 
 
 async def test_speaker_narrows_to_the_requester_or_the_agent(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     requester = await search(client, token, "Acme", first=20, speaker="REQUESTER")
     assert set(hit_keys(requester)) == {"g1", "s1", "da1", "r1"}
     you = await search(client, token, "Acme", first=20, speaker="YOU")
@@ -111,10 +106,9 @@ async def test_speaker_narrows_to_the_requester_or_the_agent(
 
 
 async def test_since_and_until_bound_the_time(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     window = {"since": "2026-03-02T12:00:00Z", "until": "2026-03-02T13:00:00Z"}
     # [since, until): da1 at 12:00 is in, g3 at 13:00 is out; db1 at 12:30 is bob's DM.
     assert set(hit_keys(await search(client, token, "Acme", first=20, **window))) == {
@@ -127,9 +121,8 @@ async def test_since_and_until_bound_the_time(
 
 
 async def test_trigger_and_loaded_window_are_excluded_as_already_in_context(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(
         client, db, issue_token, scope="general", requester="alice", trigger="g8", window=3
     )
@@ -146,9 +139,8 @@ async def test_trigger_and_loaded_window_are_excluded_as_already_in_context(
 
 
 async def test_hit_labels_say_where_who_and_when(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="general", requester="alice")
     general = {
         e["node"]["message"]["key"]: e["node"]
@@ -176,10 +168,9 @@ async def test_hit_labels_say_where_who_and_when(
 
 
 async def test_search_is_unavailable_until_the_workspace_is_read_ready(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     await db.execute("update search_readiness set read_ready = false")
     result = await client.post(SEARCH, {"q": "Acme"}, token=token)
     assert result.codes == ["SEARCH_UNAVAILABLE"]
@@ -187,10 +178,9 @@ async def test_search_is_unavailable_until_the_workspace_is_read_ready(
 
 
 async def test_a_query_of_only_stop_words_finds_nothing(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     result = await search(client, token, "the and of")
     assert (result["status"], result["count"], result["messageIds"]) == ("OK", 0, [])
     empty = await client.post(SEARCH, {"q": "   "}, token=token)

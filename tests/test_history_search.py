@@ -7,12 +7,11 @@ from typing import Any
 
 import asyncpg
 
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.history_support import (
     audits,
     excluded,
     hit_keys,
-    load_history_personas,
     search,
     shown_keys,
     start_turn,
@@ -22,19 +21,17 @@ DM_ALICE = {"da1", "da2"}
 
 
 async def test_own_dm_decision_is_found_from_that_dm(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
-    await load_history_personas(db)
-    token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    token = alice_turn
     result = await search(client, token, "salary question")
     assert hit_keys(result)[0] == "da1"
     assert result["status"] == "OK"
 
 
 async def test_another_persons_dm_is_never_a_candidate_at_any_score(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     # Alice's exact words, and a page as large as allowed: still nothing of her DM.
     result = await search(client, token, "my Acme salary question is private", first=20)
@@ -49,9 +46,8 @@ async def test_another_persons_dm_is_never_a_candidate_at_any_score(
 
 
 async def test_public_channel_exchange_is_found_from_both_dms(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     for scope, person in (("dm-alice", "alice"), ("dm-bob", "bob")):
         token = await start_turn(client, db, issue_token, scope=scope, requester=person)
         result = await search(client, token, "Friday migration")
@@ -59,9 +55,8 @@ async def test_public_channel_exchange_is_found_from_both_dms(
 
 
 async def test_public_channel_the_requester_never_joined_is_found(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-carol", requester="carol")
     result = await search(client, token, "Friday migration")
     assert {"g1", "g2"} <= set(hit_keys(result))
@@ -72,18 +67,16 @@ async def test_public_channel_the_requester_never_joined_is_found(
 
 
 async def test_dm_never_surfaces_in_a_public_channel_even_for_its_participant(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="general", requester="alice")
     result = await search(client, token, "my salary question is private", first=20)
     assert not shown_keys(result) & {"da1", "da2", "g3"}
 
 
 async def test_private_channel_reaches_itself_and_never_a_public_one(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     inside = await start_turn(client, db, issue_token, scope="secret", requester="alice")
     assert hit_keys(await search(client, inside, "secret budget"))[0] == "s1"
     public = await start_turn(client, db, issue_token, scope="general", requester="alice")
@@ -91,9 +84,8 @@ async def test_private_channel_reaches_itself_and_never_a_public_one(
 
 
 async def test_message_without_source_evidence_is_excluded(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     result = await search(client, token, "legacy row", first=20)
     assert "g5" not in shown_keys(result)
@@ -101,9 +93,8 @@ async def test_message_without_source_evidence_is_excluded(
 
 
 async def test_reply_built_on_private_memory_is_excluded_from_a_wider_audience(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     # g4's own text is innocuous and sits in #general, but it was built from alice's memory.
     wider = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     assert "g4" not in shown_keys(await search(client, wider, "recap from memory", first=20))
@@ -114,9 +105,8 @@ async def test_reply_built_on_private_memory_is_excluded_from_a_wider_audience(
 
 
 async def test_neighbors_skip_ineligible_messages_and_take_the_next_eligible(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     result = await search(client, token, "Sam one says hello", first=1)
     node = result["edges"][0]["node"]
@@ -129,9 +119,8 @@ async def test_neighbors_skip_ineligible_messages_and_take_the_next_eligible(
 
 
 async def test_two_actors_with_the_same_display_name_stay_distinct(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(client, db, issue_token, scope="general", requester="alice")
     result = await search(client, token, "Sam says hello Scout reporting Friday works")
     speakers = {e["node"]["message"]["key"]: e["node"]["speaker"] for e in result["edges"]}
@@ -142,9 +131,8 @@ async def test_two_actors_with_the_same_display_name_stay_distinct(
 
 
 async def test_perspective_keeps_an_agent_out_of_scopes_it_is_not_in(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     # #random is public (its text is disclosable to bob), but scout is not a member of it.
     scout = await start_turn(
         client, db, issue_token, agent="scout", scope="dm-bob", requester="bob"
@@ -162,11 +150,10 @@ async def test_perspective_keeps_an_agent_out_of_scopes_it_is_not_in(
 
 
 async def test_a_document_claiming_another_conversation_is_checked_against_its_message(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
     """The sidecar's conversation only narrows the scan: a document that claims to be in one of
     the agent's conversations is still judged by its message's real scope."""
-    await load_history_personas(db)
     await db.execute(
         """
         update search_documents set root_scope_id = (select id from scopes where key = 'dm-bob')
@@ -183,9 +170,8 @@ async def test_a_document_claiming_another_conversation_is_checked_against_its_m
 
 
 async def test_neighbors_skip_lines_whose_audience_excludes_the_destination(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     # g6 as if written while #general was private to bob: its origin audience is his alone.
     await db.execute(
         "update messages set audience_id = (select audience_id from messages where key = 'db1')"

@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 
 from app.api.ids import encode_id
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient
 from tests.personas import load_personas
 
 NODE = "query($id: ID!) { node(id: $id) { ... on Message { key } } }"

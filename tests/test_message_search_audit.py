@@ -7,13 +7,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
-import httpx
 import pytest
 
 from app.data.audit import query_digest
-from app.server import create_app
 from app.settings import Settings
-from tests.conftest import GraphQLClient
+from tests.client import GraphQLClient, graphql_client
 from tests.message_search_support import SEARCH, author, global_id, keys
 from tests.personas import load_personas
 
@@ -84,11 +82,8 @@ async def test_filters_are_recorded(
 @pytest.fixture
 async def keyed_client(dsn: str) -> AsyncIterator[GraphQLClient]:
     settings = Settings(RECALL_MASTER_KEY="test-master-key")  # type: ignore[call-arg]
-    app = create_app(settings, dsn)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://recall.test") as http:
-            yield GraphQLClient(http)
+    async with graphql_client(settings, dsn) as client:
+        yield client
 
 
 async def test_with_a_master_key_the_digest_is_an_hmac_of_the_normalized_query(

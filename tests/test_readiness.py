@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from app.errors import UsageError
-from app.search.readiness import run_operation
+from app.search.operations import run_operation
 from tests.message_search_support import SEARCH, keys, workspace
 from tests.personas import load, load_personas
 

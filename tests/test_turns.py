@@ -8,11 +8,11 @@ import asyncpg
 import pytest
 
 from app.api.ids import encode_id
+from app.data.readers import reader_for_token
 from app.errors import Forbidden, UsageError
 from app.history.turns import start_turn_by_keys
-from app.tokens import authenticate
-from tests.conftest import GraphQLClient
-from tests.history_support import SEARCH, START, gid, load_history_personas, start_turn
+from tests.client import GraphQLClient
+from tests.history_support import SEARCH, START, gid, start_turn
 
 VIEWER_TURN = "{ viewer { turn { id scope { key } requester { key } evidence { key } } } }"
 
@@ -30,9 +30,8 @@ async def _start(
 
 
 async def test_start_turn_needs_an_agent_token(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     member = await issue_token("member", "acme", "alice")
     assert (await _start(client, db, member)).codes == ["FORBIDDEN"]
     turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
@@ -40,9 +39,8 @@ async def test_start_turn_needs_an_agent_token(
 
 
 async def test_agent_must_be_a_member_of_the_scope(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     scout = await issue_token("agent", "acme", "scout")
     for scope in ("secret", "dm-alice", "partners", "random"):
         result = await _start(client, db, scout, scope=await gid(db, "Scope", scope))
@@ -58,9 +56,8 @@ async def test_agent_must_be_a_member_of_the_scope(
 
 
 async def test_requester_must_be_a_person_of_the_workspace(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     helper = await issue_token("agent", "acme", "helper")
     helper_pk = await db.fetchval("select id from actors where key = 'helper'")
     for requester in (
@@ -73,9 +70,8 @@ async def test_requester_must_be_a_person_of_the_workspace(
 
 
 async def test_window_is_between_0_and_100(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     helper = await issue_token("agent", "acme", "helper")
     for window in (-1, 101):
         assert (await _start(client, db, helper, window=window)).codes == ["BAD_USER_INPUT"]
@@ -83,9 +79,8 @@ async def test_window_is_between_0_and_100(
 
 
 async def test_trigger_must_be_a_message_of_the_scope(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     helper = await issue_token("agent", "acme", "helper")
     for trigger in ("g1", "x1"):
         result = await _start(client, db, helper, trigger=await gid(db, "Message", trigger))
@@ -94,9 +89,8 @@ async def test_trigger_must_be_a_message_of_the_scope(
 
 
 async def test_turn_binds_scope_requester_trigger_and_window(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     token = await start_turn(
         client, db, issue_token, scope="general", requester="bob", trigger="g7", window=2
     )
@@ -123,9 +117,8 @@ async def test_turn_binds_scope_requester_trigger_and_window(
 
 
 async def test_turn_node_resolves_only_for_its_own_turn_token(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     mine = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
     theirs = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     turn_id = (await client.gql(VIEWER_TURN, token=mine))["viewer"]["turn"]["id"]
@@ -138,9 +131,8 @@ async def test_turn_node_resolves_only_for_its_own_turn_token(
 
 
 async def test_history_search_and_post_reply_need_a_turn_token(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
-    await load_history_personas(db)
     for token in (
         await issue_token("member", "acme", "alice"),
         await issue_token("agent", "acme", "helper"),
@@ -150,8 +142,9 @@ async def test_history_search_and_post_reply_need_a_turn_token(
         assert (await client.post(reply, token=token)).codes == ["FORBIDDEN"]
 
 
-async def test_recall_turn_command_starts_the_same_turn_by_keys(db: asyncpg.Connection) -> None:
-    await load_history_personas(db)
+async def test_recall_turn_command_starts_the_same_turn_by_keys(
+    db: asyncpg.Connection, history_personas: None
+) -> None:
     token = await start_turn_by_keys(
         db,
         workspace_key="acme",
@@ -161,8 +154,8 @@ async def test_recall_turn_command_starts_the_same_turn_by_keys(db: asyncpg.Conn
         trigger_key="g8",
         window=5,
     )
-    principal = await authenticate(db, token)
-    assert principal is not None and principal.kind == "turn"
+    reader = await reader_for_token(db, token)
+    assert reader is not None and reader.kind == "turn"
     # Fewer than 5 eligible messages precede g8 in #general: g1, g2, g6 and g7.
     assert await db.fetchval("select count(*) from turn_window") == 4
     with pytest.raises(UsageError, match="unknown scope 'nope'"):

@@ -1,29 +1,27 @@
-"""The typed per-request context: settings, principal, reader, session and loaders."""
+"""The typed per-request context: exactly what resolvers read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import strawberry
-from starlette.requests import Request
 
 from app.api.loaders import Loaders
 from app.data.readers import Reader
 from app.data.session import Session
+from app.history.ledger import Ledger
 from app.settings import Settings
-from app.tokens import Principal
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Context:
-    request: Request
     settings: Settings
-    principal: Principal
     reader: Reader
     db: Session
     loaders: Loaders
-    # Request-lived state owned by surfaces (e.g. a turn's provenance ledger).
-    extras: dict[str, object] = field(default_factory=dict)
+    # The provenance ledger of the token's turn (turn tokens only): every historySearch and
+    # postReply of the request shares it.
+    ledger: Ledger | None
 
 
 Info = strawberry.Info[Context, None]

@@ -86,7 +86,7 @@ class NeighborsByHitLoader(_Loader[history_neighbors.Neighbors]):
 
 
 class Loaders:
-    """Every loader of one request, created on first use."""
+    """Every loader of one request. Creating one is cheap; it runs no statement until used."""
 
     def __init__(self, db: Session, reader: Reader) -> None:
         self.actor_by_id = ActorByIdLoader(db, reader)

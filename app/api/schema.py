@@ -14,35 +14,11 @@ from strawberry.extensions import (
 from strawberry.tools import merge_types
 
 import app.api.ids  # noqa: F401  (installs the strict ID parsing)
-from app.api.context import Info
-from app.api.history import HistoryMutation, HistoryQuery
-from app.api.history_types import Turn
-from app.api.message_search import MessageSearchQuery
-from app.api.nodes import resolve_nodes
-from app.api.types import Agent, Member, Message, Node, Scope, Workspace
-from app.api.viewer import Viewer
-
-
-@strawberry.type
-class CoreQuery:
-    @strawberry.field(
-        description="Any object by its global id; null if the viewer may not read it."
-    )
-    async def node(self, info: Info, id: strawberry.ID) -> Node | None:
-        return (await resolve_nodes(info, [id]))[0]
-
-    @strawberry.field(description="Objects by global id, in order; null where not readable.")
-    async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
-        if len(ids) > 500:
-            from app.errors import BadUserInput
-
-            raise BadUserInput("nodes takes at most 500 ids")
-        return await resolve_nodes(info, ids)
-
-    @strawberry.field
-    def viewer(self) -> Viewer:
-        return Viewer()
-
+from app.api.directory.types import Agent, Member, Message, Scope, Workspace
+from app.api.history.schema import HistoryMutation, HistoryQuery
+from app.api.history.types import Turn
+from app.api.message_search.schema import MessageSearchQuery
+from app.api.viewer.schema import CoreQuery
 
 # Each API area contributes its root fields here.
 QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery)

@@ -32,6 +32,7 @@ from app.api.schema import schema
 from app.data.readers import reader_for_token
 from app.data.session import Session
 from app.errors import RecallError
+from app.history.ledger import Ledger
 from app.settings import Settings
 
 _log = logging.getLogger("recall.api")
@@ -55,10 +56,9 @@ def _error_body(message: str, code: str) -> dict[str, Any]:
 
 
 class RecallGraphQL(GraphQL[Context, None]):
-    def __init__(self, settings: Settings, pool_holder: dict[str, asyncpg.Pool]) -> None:
+    def __init__(self, settings: Settings) -> None:
         super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
         self.settings = settings
-        self._pool_holder = pool_holder
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -80,24 +80,23 @@ class RecallGraphQL(GraphQL[Context, None]):
                 _error_body("request body too large", "BAD_USER_INPUT"), status_code=413
             )
 
-        pool = self._pool_holder["pool"]
+        # The lifespan's state (app.server): one pool per process.
+        pool: asyncpg.Pool = request.state.pool
         db = Session(pool)
         try:
-            found = await reader_for_token(db, _bearer_token(request))
-            if found is None:
+            reader = await reader_for_token(db, _bearer_token(request))
+            if reader is None:
                 return JSONResponse(
                     _error_body("missing or unknown bearer token", "UNAUTHENTICATED"),
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
                 )
-            principal, reader = found
             context = Context(
-                request=request,
                 settings=self.settings,
-                principal=principal,
                 reader=reader,
                 db=db,
                 loaders=Loaders(db, reader),
+                ledger=Ledger(reader.turn_id) if reader.turn_id is not None else None,
             )
             try:
                 response = await self.run(request, context=context)

@@ -1,4 +1,4 @@
-"""Search audit rows (DESIGN.md, Audit): one per search, in the search's own transaction.
+"""Search audit rows (docs/design.md, Audit): one per search, in the search's own transaction.
 
 The query is recorded only as a keyed digest — HMAC-SHA256 under a subkey derived from
 RECALL_MASTER_KEY — so short keyword queries cannot be recovered by hashing guesses. Without a

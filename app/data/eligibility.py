@@ -1,4 +1,4 @@
-"""The one predicate set that decides what a reader may see (DESIGN.md, Eligibility).
+"""The one predicate set that decides what a reader may see (docs/design.md, Eligibility).
 
 Every surface — messageSearch, historySearch, neighbors, node lookups, transcripts, the
 pre-delivery recheck — builds its SQL from the fragments here, so there is exactly one

@@ -27,6 +27,7 @@ from app.data.eligibility import (
     has_evidence,
     lineage_allows,
 )
+from app.data.params import Params
 from app.data.session import Session
 
 # The private-use characters that mark highlights in ts_headline output. Bodies may contain
@@ -86,18 +87,7 @@ _AUTHOR_SETS = {
 }
 
 
-class _Params:
-    """Positional parameters after the destination's $1-$4 (see app.data.eligibility)."""
-
-    def __init__(self, first: Sequence[object]) -> None:
-        self.values = list(first)
-
-    def add(self, value: object) -> str:
-        self.values.append(value)
-        return f"${len(self.values)}"
-
-
-def _after_condition(after: After, p: _Params) -> str:
+def _after_condition(after: After, p: Params) -> str:
     g = p.add(after.global_seq)
     if after.scope_id is None:
         return f"d.global_seq < {g}"
@@ -135,7 +125,7 @@ async def scan_candidates(
     in order through the recency index whatever the planner estimates (see scan_for_page).
     """
     destination, scope, author = q.destination, q.scope, q.author
-    p = _Params(destination)
+    p = Params(destination)
     where = [
         "d.workspace_id = $1",
         f"d.tsv @@ recall_search_tsquery({p.add(list(q.include))}::text[],"

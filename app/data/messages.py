@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from app.data.eligibility import allowed_audiences_cte
+from app.data.params import Params
 from app.data.readers import Reader
 from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.data.session import Session
@@ -18,16 +19,15 @@ async def readable_messages_by_ids(
 ) -> list[MessageRow]:
     """The messages among `ids` that the reader may read, each with its author and its scope
     (shown with the message, as part of it); the rest are silently absent."""
-    predicate = reader.message_predicate("m", 6)
-    if predicate is None or not ids:
+    if reader.destination is None or not ids:
         return []
-    where, extra = predicate
-    assert reader.destination is not None
     destination = reader.destination.params()
+    p = Params(destination)
+    in_ids = p.add(list(ids))
+    where = reader.message_predicate("m", p)
+    assert where is not None
     known = db.allowed_audiences(destination)
-    if known is not None:
-        extra = [*extra, known]
-    allowed = allowed_audiences_cte(f"${5 + len(extra)}" if known is not None else None)
+    allowed = allowed_audiences_cte(p.add(known) if known is not None else None)
     rows = await db.fetch(
         f"""
         with {allowed}
@@ -41,11 +41,9 @@ async def readable_messages_by_ids(
         from messages m
         join actors a on a.workspace_id = m.workspace_id and a.id = m.author_id
         join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id
-        where m.workspace_id = $1 and m.id = any($5) and {where}
+        where m.workspace_id = $1 and m.id = any({in_ids}) and {where}
         """,
-        *destination,
-        list(ids),
-        *extra,
+        *p.values,
     )
     return [
         replace(MessageRow.of(r), author=ActorRow.of(r, "a_"), scope=ScopeRow.of(r, "s_"))

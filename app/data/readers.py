@@ -1,4 +1,4 @@
-"""Who is reading: the rules that decide which scopes and messages a principal may see.
+"""Who is reading: the reader behind a bearer token, and which scopes and messages it may see.
 
 A person reads as the destination members(ns, [person]). An agent reads only inside its
 perspective (scopes it is a member of); with a turn, also only what the turn's destination
@@ -17,35 +17,38 @@ from app.data.eligibility import (
     in_perspective,
     person_destination,
 )
-from app.data.session import Session
-from app.tokens import Principal, hash_token
+from app.data.executor import Executor
+from app.data.params import Params
+from app.data.tokens import hash_token
 
 
 @dataclass(frozen=True, slots=True)
 class Reader:
+    """Who a request speaks for (a token's workspace, kind and actor; `turn_id` only for turn
+    tokens) and the destination it reads as."""
+
     workspace_id: int
     kind: str  # member | agent | turn
     actor_id: int
     destination: Destination | None
     turn_id: int | None = None
-    # The workspace's search readiness (DESIGN.md, Readiness), read with the token.
+    # The workspace's search readiness (docs/design.md, Readiness), read with the token.
     search_ready: bool = False
 
     @property
     def agent_id(self) -> int | None:
         return self.actor_id if self.kind in ("agent", "turn") else None
 
-    def message_predicate(self, m: str, next_param: int) -> tuple[str, list[object]] | None:
-        """WHERE conjuncts (with their parameters after $1-$4) for messages this reader may
-        read, or None when it may read none. Parameters $1-$4 are the destination; the
-        statement defines the allowed_audiences CTE (eligibility.allowed_audiences_cte)."""
+    def message_predicate(self, m: str, p: Params) -> str | None:
+        """WHERE conjuncts for messages this reader may read (their parameters added to `p`),
+        or None when it may read none. Parameters $1-$4 are the destination; the statement
+        defines the allowed_audiences CTE (eligibility.allowed_audiences_cte)."""
         if self.destination is None:
             return None
         sql = eligible(m, ALLOWED_FROM_CTE)
         if self.agent_id is not None:
-            sql += " and " + in_perspective(f"{m}.scope_id", f"${next_param}")
-            return sql, [self.agent_id]
-        return sql, []
+            sql += " and " + in_perspective(f"{m}.scope_id", p.add(self.agent_id))
+        return sql
 
     def scope_predicate(self, s: str, param: str) -> str:
         """A WHERE conjunct for scopes this reader may list; `param` binds `actor_id`."""
@@ -65,9 +68,9 @@ class Reader:
         return membership
 
 
-async def reader_for_token(db: Session, token: str) -> tuple[Principal, Reader] | None:
-    """The principal behind a bearer token and the reader it reads as, in one statement; None
-    for an unknown or revoked token, or one whose workspace or turn state is gone."""
+async def reader_for_token(db: Executor, token: str) -> Reader | None:
+    """The reader behind a bearer token, in one statement; None for an unknown or revoked
+    token, or one whose workspace or turn state is gone."""
     if not token or len(token) > 200:
         return None
     row = await db.fetchrow(
@@ -90,17 +93,16 @@ async def reader_for_token(db: Session, token: str) -> tuple[Principal, Reader] 
     if row is None:
         return None
     ws, kind, actor = row["workspace_id"], row["kind"], row["actor_id"]
-    principal = Principal(ws, kind, actor, row["turn_id"])
     ready = row["search_ready"]
     if kind == "member":
         ns = row["default_namespace_id"]
         if ns is None:
             return None
         destination = person_destination(ws, ns, actor)
-        return principal, Reader(ws, "member", actor, destination, search_ready=ready)
+        return Reader(ws, "member", actor, destination, search_ready=ready)
     if kind == "agent":
-        return principal, Reader(ws, "agent", actor, None, search_ready=ready)
+        return Reader(ws, "agent", actor, None, search_ready=ready)
     if row["dest_ns"] is None:
         return None
     destination = Destination(ws, row["dest_kind"], row["dest_ns"], tuple(row["dest_readers"]))
-    return principal, Reader(ws, "turn", actor, destination, principal.turn_id, ready)
+    return Reader(ws, "turn", actor, destination, row["turn_id"], ready)

@@ -1,4 +1,4 @@
-"""Statements of the search readiness commands (search_readiness, the sidecar's health)."""
+"""Statements of search readiness: the search_readiness row and the sidecar's health."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from app.data.session import Session
+from app.data.executor import Executor
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +24,9 @@ class ReadinessRow:
 _NOT_READY = ReadinessRow(False, False, False, False)
 
 
-async def workspaces_in_order(conn: asyncpg.Connection, key: str | None) -> list[tuple[int, str]]:
+async def workspaces_in_order(db: Executor, key: str | None) -> list[tuple[int, str]]:
     """Workspaces in deterministic (created_at, id) order; one, or none, when `key` is given."""
-    rows = await conn.fetch(
+    rows = await db.fetch(
         "select id, key from workspaces where ($1::text is null or key = $1)"
         " order by created_at, id",
         key,
@@ -34,19 +34,13 @@ async def workspaces_in_order(conn: asyncpg.Connection, key: str | None) -> list
     return [(int(r["id"]), str(r["key"])) for r in rows]
 
 
-_READINESS = (
-    "select migrated, backfilled, finalized, read_ready from search_readiness"
-    " where workspace_id = $1"
-)
-
-
-async def readiness_of(conn: asyncpg.Connection, workspace_id: int) -> ReadinessRow:
-    return _readiness(await conn.fetchrow(_READINESS, workspace_id))
-
-
-async def session_readiness(db: Session, workspace_id: int) -> ReadinessRow:
-    """The same row, read on a request's session (the API's gate and searchStatus)."""
-    return _readiness(await db.fetchrow(_READINESS, workspace_id))
+async def readiness_of(db: Executor, workspace_id: int) -> ReadinessRow:
+    row = await db.fetchrow(
+        "select migrated, backfilled, finalized, read_ready from search_readiness"
+        " where workspace_id = $1",
+        workspace_id,
+    )
+    return _readiness(row)
 
 
 def _readiness(row: asyncpg.Record | None) -> ReadinessRow:
@@ -61,7 +55,7 @@ def _readiness(row: asyncpg.Record | None) -> ReadinessRow:
 
 
 async def set_flags(
-    conn: asyncpg.Connection,
+    db: Executor,
     workspace_id: int,
     *,
     migrated: bool = False,
@@ -74,11 +68,11 @@ async def set_flags(
     # The row first (a workspace that lost its row starts from nothing), then the flags: an
     # INSERT ... ON CONFLICT would check the constraint against the proposed row, which may
     # claim read_ready alone.
-    await conn.execute(
+    await db.execute(
         "insert into search_readiness (workspace_id) values ($1) on conflict do nothing",
         workspace_id,
     )
-    await conn.execute(
+    await db.execute(
         """
         update search_readiness set
             migrated = migrated or $2,
@@ -96,9 +90,9 @@ async def set_flags(
     )
 
 
-async def backfill_batch(conn: asyncpg.Connection, workspace_id: int, limit: int) -> int:
+async def backfill_batch(db: Executor, workspace_id: int, limit: int) -> int:
     """Index up to `limit` messages that have no search document; returns how many."""
-    status = await conn.execute(
+    status = await db.execute(
         """
         insert into search_documents
             (workspace_id, message_id, scope_id, root_scope_id, author_id, global_seq, seq, tsv)
@@ -119,8 +113,8 @@ async def backfill_batch(conn: asyncpg.Connection, workspace_id: int, limit: int
     return int(status.rsplit(" ", 1)[-1])
 
 
-async def missing_documents(conn: asyncpg.Connection, workspace_id: int) -> int:
-    count: int = await conn.fetchval(
+async def missing_documents(db: Executor, workspace_id: int) -> int:
+    count: int = await db.fetchval(
         """
         select count(*) from messages m
         where m.workspace_id = $1
@@ -132,10 +126,10 @@ async def missing_documents(conn: asyncpg.Connection, workspace_id: int) -> int:
     return count
 
 
-async def index_is_valid(conn: asyncpg.Connection) -> bool:
+async def index_is_valid(db: Executor) -> bool:
     """The GIN index exists, is a GIN index on search_documents, and is valid and ready (an
     interrupted CREATE INDEX CONCURRENTLY leaves an invalid one)."""
-    ok: bool | None = await conn.fetchval(
+    ok: bool | None = await db.fetchval(
         """
         select i.indisvalid and i.indisready and am.amname = 'gin'
                and i.indrelid = 'search_documents'::regclass
@@ -148,9 +142,9 @@ async def index_is_valid(conn: asyncpg.Connection) -> bool:
     return bool(ok)
 
 
-async def triggers_enabled(conn: asyncpg.Connection) -> bool:
+async def triggers_enabled(db: Executor) -> bool:
     """Both indexing triggers exist on messages and are not disabled ('D')."""
-    enabled: int = await conn.fetchval(
+    enabled: int = await db.fetchval(
         """
         select count(*) from pg_trigger
         where tgrelid = 'messages'::regclass

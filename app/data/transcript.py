@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from app.data.eligibility import allowed_audiences_cte
 from app.data.messages import MESSAGE_COLUMNS
+from app.data.params import Params
 from app.data.readers import Reader
 from app.data.rows import MessageRow
 from app.data.session import Session
@@ -42,48 +43,43 @@ async def window(
     With target_id, the pivot is that message's seq — only if it is an eligible message of this
     scope; otherwise nothing is returned. One statement.
     """
-    predicate = reader.message_predicate("m", 11)
-    if predicate is None:
+    if reader.destination is None:
         return Window([], None, [])
-    where, extra = predicate
-    assert reader.destination is not None
+    destination = reader.destination.params()
+    p = Params(destination)
+    scope, target_param = p.add(scope_id), p.add(target_id)
+    pivot, before_limit, after_limit = p.add(pivot_seq), p.add(n_before), p.add(n_after)
+    actor = p.add(reader.actor_id)
+    where = reader.message_predicate("m", p)
+    assert where is not None
+    allowed = allowed_audiences_cte(p.add(db.allowed_audiences(destination)))
     # Every branch requires the scope to be readable and the row eligible; the pivot only picks
     # where the window sits.
     common = (
-        f"m.workspace_id = $1 and m.scope_id = $5 and exists (select 1 from readable) and {where}"
+        f"m.workspace_id = $1 and m.scope_id = {scope} and exists (select 1 from readable)"
+        f" and {where}"
     )
     sql = f"""
-        with {allowed_audiences_cte(f"${11 + len(extra)}")},
+        with {allowed},
         readable as (
             select 1 from scopes s
-            where s.workspace_id = $1 and s.id = $5 and {reader.scope_predicate("s", "$10")}
+            where s.workspace_id = $1 and s.id = {scope} and {reader.scope_predicate("s", actor)}
         ),
         pivot as (
-            select case when $6::bigint is null then $7::int else (
-                select m.seq from messages m where {common} and m.id = $6
+            select case when {target_param}::bigint is null then {pivot}::int else (
+                select m.seq from messages m where {common} and m.id = {target_param}
             ) end as seq
         )
         (select 'before' as part, {MESSAGE_COLUMNS} from messages m, pivot p
-         where {common} and m.seq < p.seq order by m.seq desc limit $8)
+         where {common} and m.seq < p.seq order by m.seq desc limit {before_limit})
         union all
         (select 'target' as part, {MESSAGE_COLUMNS} from messages m, pivot p
-         where {common} and m.id = $6 and m.seq = p.seq)
+         where {common} and m.id = {target_param} and m.seq = p.seq)
         union all
         (select 'after' as part, {MESSAGE_COLUMNS} from messages m, pivot p
-         where {common} and m.seq > p.seq order by m.seq limit $9)
+         where {common} and m.seq > p.seq order by m.seq limit {after_limit})
     """
-    rows = await db.fetch(
-        sql,
-        *reader.destination.params(),
-        scope_id,
-        target_id,
-        pivot_seq,
-        n_before,
-        n_after,
-        reader.actor_id,
-        *extra,
-        db.allowed_audiences(reader.destination.params()),
-    )
+    rows = await db.fetch(sql, *p.values)
     before = [MessageRow.of(r) for r in rows if r["part"] == "before"]
     target = next((MessageRow.of(r) for r in rows if r["part"] == "target"), None)
     after = [MessageRow.of(r) for r in rows if r["part"] == "after"]

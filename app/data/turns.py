@@ -20,10 +20,8 @@ from app.data.eligibility import (
     in_perspective,
     perspective_conversations,
 )
+from app.data.executor import Executor
 from app.data.session import Session
-
-# The CLI runs on a bare connection, the API on a request session; both speak the same calls.
-Executor = asyncpg.Connection | Session
 
 
 @dataclass(frozen=True, slots=True)

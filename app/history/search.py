@@ -30,6 +30,7 @@ from app.data.history_search import (
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
 from app.history import presentation, ranking
+from app.history.cursor import Position, binding, decode_cursor, encode_cursor
 from app.history.ledger import Ledger, Shown
 from app.search.query import parse_query
 from app.search.readiness import ensure_read_ready
@@ -96,8 +97,8 @@ async def history_search(
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
     parsed = parse_query(request.query)
-    bound_to = ranking.binding(ledger.turn_id, parsed.normalized, request.speaker, since, until)
-    after = ranking.decode_cursor(request.after, bound_to) if request.after else None
+    bound_to = binding(ledger.turn_id, parsed.normalized, request.speaker, since, until)
+    after = decode_cursor(request.after, bound_to) if request.after else None
     ensure_read_ready(search_ready)
 
     async with ledger.lock, db.transaction():
@@ -176,10 +177,10 @@ async def history_search(
 
 def _view(shown: Shown, bound_to: str, turn_started: datetime, terms: Sequence[str]) -> HitView:
     hit = shown.hit
-    position = ranking.Position(hit.score, hit.message.id)
+    position = Position(hit.score, hit.message.id)
     return HitView(
         shown=shown,
-        cursor=ranking.encode_cursor(position, bound_to),
+        cursor=encode_cursor(position, bound_to),
         where=presentation.where_label(hit),
         channel=presentation.channel_name(hit),
         this_conversation=hit.same_conversation,

@@ -7,14 +7,13 @@ without them, so they are fixed here, checked once, and read back from the turn 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 import asyncpg
 
 from app.data import turns
-from app.data.turns import Executor
+from app.data.executor import Executor
+from app.data.tokens import store_token
 from app.errors import BadUserInput, Forbidden, UsageError
-from app.tokens import store_token
 
 MAX_WINDOW = 100
 
@@ -60,8 +59,7 @@ async def start_turn(
         trigger_seq=target.trigger_seq,
         window=window,
     )
-    # store_token speaks asyncpg.Connection; a Session offers the same `execute`.
-    token = await store_token(cast(asyncpg.Connection, db), workspace_id, "turn", agent_id, turn_id)
+    token = await store_token(db, workspace_id, "turn", agent_id, turn_id)
     return StartedTurn(turn_id, token)
 
 

@@ -1,1 +1,4 @@
-"""Search: query parsing, readiness, and the search statements of each surface."""
+"""messageSearch, the Messages tab's search: its request sequence (message_search), query
+parsing, paging, cursors and highlights; plus what both search surfaces share: the readiness
+gate, the `recall search` operations that open it, and the opaque cursor envelope. The
+statements themselves are in app.data."""

@@ -1,5 +1,6 @@
-"""The object types of historySearch, turns and replies (CONTRACT.md). Hits are hydrated in
-the resolver and returned as plain attributes; only a turn's relations use loaders."""
+"""The object types of historySearch, turns and replies (docs/api.md). Hits arrive hydrated
+(app.history.search) and become plain attributes; only a turn's relations read further,
+through app.api.history.resolvers."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ from typing import Any
 import strawberry
 
 from app.api.context import Info
+from app.api.directory.resolvers import load_actor
+from app.api.directory.types import Member, Message, Scope, scope_of
+from app.api.history import resolvers
 from app.api.ids import encode_id
+from app.api.node import Node
 from app.api.pagination import PageInfo
-from app.api.types import Member, Message, Node, Scope, load_actor, load_scope
-from app.data import turns
-from app.data.turns import AuditRow
+from app.data.turns import AuditRow, TurnRow
+from app.history.search import HistoryResult, HitView
 
 
 @strawberry.enum(description="Whose messages historySearch returns.")
@@ -61,6 +65,25 @@ class HistoryHitEdge:
     cursor: str
     node: HistoryHit
 
+    @classmethod
+    def of(cls, view: HitView) -> HistoryHitEdge:
+        hit = view.shown.hit
+        node = HistoryHit(
+            message=Message.of(hit.message),
+            where=view.where,
+            channel=view.channel,
+            this_conversation=view.this_conversation,
+            when=hit.message.created_at,
+            ago=view.ago,
+            speaker=view.speaker,
+            text=view.text,
+            before=[Message.of(m) for m in view.shown.before],
+            after=[Message.of(m) for m in view.shown.after],
+            score=hit.score,
+            why=[ScoreComponent(name=n, value=v) for n, v in hit.components],
+        )
+        return cls(cursor=view.cursor, node=node)
+
 
 @strawberry.type
 class HistorySearchConnection:
@@ -72,6 +95,17 @@ class HistorySearchConnection:
     count: int = strawberry.field(description="Hits on this page.")
     edges: list[HistoryHitEdge]
     page_info: PageInfo
+
+    @classmethod
+    def of(cls, result: HistoryResult) -> HistorySearchConnection:
+        edges = [HistoryHitEdge.of(v) for v in result.hits]
+        return cls(
+            status=HistorySearchStatus(result.status),
+            message_ids=[encode_id("Message", i) for i in result.message_ids],
+            count=len(edges),
+            edges=edges,
+            page_info=PageInfo(has_next_page=result.has_next_page, end_cursor=result.end_cursor),
+        )
 
 
 @strawberry.type(
@@ -112,10 +146,10 @@ class SearchAudit:
         f, x = row.filters, row.exclusions
         return cls(
             query_digest=row.query_digest,
-            status=str(f.get("status", "OK")),
-            speaker=str(f.get("speaker", "ANYONE")),
-            since=f.get("since"),
-            until=f.get("until"),
+            status=str(f["status"]),
+            speaker=str(f["speaker"]),
+            since=f["since"],
+            until=f["until"],
             selected=[
                 AuditedHit(
                     message_id=encode_id("Message", int(s["message_id"])),
@@ -130,8 +164,8 @@ class SearchAudit:
                 audience=x["audience"],
                 lineage=x["lineage"],
                 below_cutoff=x["below_cutoff"],
-                examined=x.get("examined", sum(x.values())),
-                complete=x.get("examined", 0) < x.get("window", 1 << 62),
+                examined=x["examined"],
+                complete=x["examined"] < x["window"],
             ),
             created_at=row.created_at,
         )
@@ -146,7 +180,7 @@ class Turn(Node):
 
     @strawberry.field
     async def scope(self, info: Info) -> Scope:
-        return await load_scope(info, self.scope_id)
+        return await scope_of(info, self.scope_id)
 
     @strawberry.field
     async def requester(self, info: Info) -> Member:
@@ -154,19 +188,14 @@ class Turn(Node):
 
     @strawberry.field(description="Every message this turn's searches showed (its ledger).")
     async def evidence(self, info: Info) -> list[Message]:
-        ids = await turns.evidence_ids(info.context.db, info.context.reader.workspace_id, self.pk)
-        rows = await info.context.loaders.message_by_id.load_many(ids)
-        return [Message.of(r) for r in rows if r is not None]
+        return [Message.of(r) for r in await resolvers.turn_evidence(info, self.pk)]
 
     @strawberry.field(description="The audit rows of this turn's searches, oldest first.")
     async def searches(self, info: Info) -> list[SearchAudit]:
-        rows = await turns.audits_of_turn(
-            info.context.db, info.context.reader.workspace_id, self.pk
-        )
-        return [SearchAudit.of(r) for r in rows]
+        return [SearchAudit.of(r) for r in await resolvers.turn_audits(info, self.pk)]
 
     @classmethod
-    def of(cls, row: turns.TurnRow) -> Turn:
+    def of(cls, row: TurnRow) -> Turn:
         return cls(
             id=encode_id("Turn", row.id),
             created_at=row.created_at,

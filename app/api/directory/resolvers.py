@@ -1,15 +1,17 @@
-"""Scope.messages: the eligible transcript of a scope, to open a search hit centered."""
+"""Reads behind the directory types: each returns rows (app.data.rows), never GraphQL objects.
+
+Scope.messages' transcript page lives here too: the eligible messages of a scope, to open a
+search hit centered.
+"""
 
 from __future__ import annotations
 
-import strawberry
+from dataclasses import dataclass
 
 from app.api.context import Info
 from app.api.ids import decode_id
-from app.api.pagination import PageInfo
-from app.api.types import Message
-from app.data import transcript
-from app.data.rows import MessageRow
+from app.data import directory, transcript
+from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.errors import BadUserInput
 from app.search.cursor import decode_seq_cursor, encode_seq_cursor
 
@@ -18,16 +20,37 @@ DEFAULT_PAGE = 20
 DEFAULT_AROUND = 10
 
 
-@strawberry.type
-class MessageEdge:
-    cursor: str
-    node: Message
+async def load_actor(info: Info, actor_id: int) -> ActorRow:
+    """An actor referenced by a row already read (foreign keys guarantee it exists)."""
+    row = await info.context.loaders.actor_by_id.load(actor_id)
+    assert row is not None
+    return row
 
 
-@strawberry.type
-class MessageConnection:
-    edges: list[MessageEdge]
-    page_info: PageInfo
+async def load_scope(info: Info, scope_id: int) -> ScopeRow:
+    """The scope of a row already read (a message's, a turn's): shown with that row."""
+    row = await info.context.loaders.scope_by_id.load(scope_id)
+    assert row is not None
+    return row
+
+
+async def readable_scopes(info: Info) -> list[ScopeRow]:
+    return await directory.readable_scopes(info.context.db, info.context.reader)
+
+
+async def actors_in_workspace(info: Info, kind: str) -> list[ActorRow]:
+    return await directory.actors_in_workspace(
+        info.context.db, info.context.reader.workspace_id, kind
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptPage:
+    """Messages in seq order, each with its cursor, and whether more exist on either side."""
+
+    messages: list[tuple[str, MessageRow]]
+    has_next_page: bool
+    has_previous_page: bool
 
 
 def _count(value: int | None, default: int, name: str) -> int:
@@ -46,7 +69,7 @@ async def scope_messages(
     last: int | None,
     after: str | None,
     before: str | None,
-) -> MessageConnection:
+) -> TranscriptPage:
     """Three shapes: `around` a message (last before it, the message, first after it);
     forward `first` messages `after` a cursor (or from the start); backward `last` messages
     `before` a cursor (or up to the end)."""
@@ -81,19 +104,12 @@ async def scope_messages(
         n_after=n_after + 1,
     )
     if target_id is not None and w.target is None:
-        return MessageConnection(edges=[], page_info=PageInfo(has_next_page=False, end_cursor=None))
+        return TranscriptPage([], has_next_page=False, has_previous_page=False)
     shown_before = w.before[max(0, len(w.before) - n_before) :] if n_before else []
     shown_after = w.after[:n_after]
     rows: list[MessageRow] = [*shown_before, *([w.target] if w.target else []), *shown_after]
-    edges = [
-        MessageEdge(cursor=encode_seq_cursor(scope_id, r.seq), node=Message.of(r)) for r in rows
-    ]
-    return MessageConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=len(w.after) > n_after,
-            end_cursor=edges[-1].cursor if edges else None,
-            has_previous_page=len(w.before) > n_before,
-            start_cursor=edges[0].cursor if edges else None,
-        ),
+    return TranscriptPage(
+        [(encode_seq_cursor(scope_id, r.seq), r) for r in rows],
+        has_next_page=len(w.after) > n_after,
+        has_previous_page=len(w.before) > n_before,
     )

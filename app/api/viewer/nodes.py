@@ -10,9 +10,10 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 
 from app.api.context import Info
-from app.api.history import resolve_turns
+from app.api.directory.types import Agent, Member, Message, Scope, Workspace
+from app.api.history.schema import resolve_turns
 from app.api.ids import decode_id
-from app.api.types import Agent, Member, Message, Node, Scope, Workspace
+from app.api.node import Node
 from app.data import directory
 
 NodeResolver = Callable[[Info, Sequence[int]], Awaitable[list[Node | None]]]

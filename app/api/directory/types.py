@@ -1,24 +1,20 @@
-"""The object types of CONTRACT.md. Plain attributes are hydrated; relations use loaders."""
+"""The directory's object types (docs/api.md): workspace, scopes, people, agents, messages and
+a scope's transcript. Plain attributes are hydrated; relations read through
+app.api.directory.resolvers, and these types build objects from what it returns."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import Annotated, cast
 
 import strawberry
 
 from app.api.context import Info
+from app.api.directory import resolvers
 from app.api.ids import encode_id
-from app.data import directory
+from app.api.node import Node
+from app.api.pagination import PageInfo
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
-
-if TYPE_CHECKING:
-    from app.api.transcript import MessageConnection
-
-
-@strawberry.interface(description="An object with a global id.")
-class Node:
-    id: strawberry.ID
 
 
 @strawberry.type
@@ -39,26 +35,12 @@ class Agent(Node):
 
     @strawberry.field
     async def owner(self, info: Info) -> Member:
-        return Member.of(await load_actor(info, self.owner_id))
+        return Member.of(await resolvers.load_actor(info, self.owner_id))
 
     @classmethod
     def of(cls, row: ActorRow) -> Agent:
         assert row.owner_id is not None
         return cls(id=encode_id("Agent", row.id), key=row.key, name=row.name, owner_id=row.owner_id)
-
-
-async def load_actor(info: Info, actor_id: int) -> ActorRow:
-    """An actor referenced by a row already read (foreign keys guarantee it exists)."""
-    row = await info.context.loaders.actor_by_id.load(actor_id)
-    assert row is not None
-    return row
-
-
-async def load_scope(info: Info, scope_id: int) -> Scope:
-    """The scope of a row already read (a message's, a turn's): shown with that row."""
-    row = await info.context.loaders.scope_by_id.load(scope_id)
-    assert row is not None
-    return Scope.of(row)
 
 
 Author = Annotated[Member | Agent, strawberry.union("Author")]
@@ -97,11 +79,19 @@ class Scope(Node):
         last: int | None = None,
         after: str | None = None,
         before: str | None = None,
-    ) -> Annotated[MessageConnection, strawberry.lazy("app.api.transcript")]:
-        from app.api.transcript import scope_messages  # the transcript module imports this one
-
-        return await scope_messages(
+    ) -> MessageConnection:
+        page = await resolvers.scope_messages(
             info, self.pk, around=around, first=first, last=last, after=after, before=before
+        )
+        edges = [MessageEdge(cursor=c, node=Message.of(r)) for c, r in page.messages]
+        return MessageConnection(
+            edges=edges,
+            page_info=PageInfo(
+                has_next_page=page.has_next_page,
+                end_cursor=edges[-1].cursor if edges else None,
+                has_previous_page=page.has_previous_page,
+                start_cursor=edges[0].cursor if edges else None,
+            ),
         )
 
     @classmethod
@@ -134,7 +124,7 @@ class Message(Node):
     def scope(self, info: Info) -> Scope:
         if self.row.scope is not None:
             return Scope.of(self.row.scope)
-        return cast(Scope, load_scope(info, self.row.scope_id))
+        return cast(Scope, scope_of(info, self.row.scope_id))
 
     @strawberry.field
     def author(self, info: Info) -> Author:
@@ -156,7 +146,24 @@ class Message(Node):
 
 
 async def _load_author(info: Info, actor_id: int) -> Member | Agent:
-    return author_of(await load_actor(info, actor_id))
+    return author_of(await resolvers.load_actor(info, actor_id))
+
+
+async def scope_of(info: Info, scope_id: int) -> Scope:
+    """The scope of a row already read (a message's, a turn's)."""
+    return Scope.of(await resolvers.load_scope(info, scope_id))
+
+
+@strawberry.type
+class MessageEdge:
+    cursor: str
+    node: Message
+
+
+@strawberry.type
+class MessageConnection:
+    edges: list[MessageEdge]
+    page_info: PageInfo
 
 
 @strawberry.type
@@ -166,22 +173,15 @@ class Workspace(Node):
 
     @strawberry.field(description="Scopes the viewer may read (an agent: scopes it is in).")
     async def scopes(self, info: Info) -> list[Scope]:
-        rows = await directory.readable_scopes(info.context.db, info.context.reader)
-        return [Scope.of(r) for r in rows]
+        return [Scope.of(r) for r in await resolvers.readable_scopes(info)]
 
     @strawberry.field
     async def members(self, info: Info) -> list[Member]:
-        rows = await directory.actors_in_workspace(
-            info.context.db, info.context.reader.workspace_id, "member"
-        )
-        return [Member.of(r) for r in rows]
+        return [Member.of(r) for r in await resolvers.actors_in_workspace(info, "member")]
 
     @strawberry.field
     async def agents(self, info: Info) -> list[Agent]:
-        rows = await directory.actors_in_workspace(
-            info.context.db, info.context.reader.workspace_id, "agent"
-        )
-        return [Agent.of(r) for r in rows]
+        return [Agent.of(r) for r in await resolvers.actors_in_workspace(info, "agent")]
 
     @classmethod
     def of(cls, row: WorkspaceRow) -> Workspace:

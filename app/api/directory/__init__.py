@@ -1,0 +1,1 @@
+"""The directory area: workspace, scopes, people, agents, messages and transcripts."""

@@ -1,0 +1,1 @@
+"""The history area: the agent's surface (historySearch, startTurn, postReply, Turn)."""

@@ -1,0 +1,1 @@
+"""The messageSearch area: the Messages tab's search and its readiness status."""

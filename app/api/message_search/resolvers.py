@@ -1,0 +1,46 @@
+"""messageSearch and searchStatus as data: app.search.message_search's result, the readiness
+row. The schema module turns GraphQL arguments into these calls and their results into types."""
+
+from __future__ import annotations
+
+from app.api.context import Info
+from app.api.ids import decode_id
+from app.data.readiness import ReadinessRow, readiness_of
+from app.search.message_search import (
+    AuthorRequest,
+    DecodedId,
+    MessageSearchRequest,
+    MessageSearchResult,
+    message_search,
+)
+
+
+def decoded(global_id: str) -> DecodedId:
+    # Ids were parsed while the request was validated; decoding again cannot fail.
+    type_name, pk = decode_id(global_id)
+    return DecodedId(type_name, pk)
+
+
+async def resolve_message_search(
+    info: Info,
+    query: str,
+    scope_id: str | None,
+    author: AuthorRequest | None,
+    first: int,
+    after: str | None,
+) -> MessageSearchResult:
+    ctx = info.context
+    master = ctx.settings.master_key
+    return await message_search(
+        ctx.db,
+        ctx.reader,
+        MessageSearchRequest(
+            query, decoded(scope_id) if scope_id is not None else None, author, first, after
+        ),
+        master_key=master.get_secret_value() if master else None,
+        load_messages=ctx.loaders.message_by_id.load_many,
+    )
+
+
+async def resolve_search_status(info: Info) -> ReadinessRow:
+    return await readiness_of(info.context.db, info.context.reader.workspace_id)

@@ -1,0 +1,10 @@
+"""The Node interface: every object with a global id (app.api.ids) implements it."""
+
+from __future__ import annotations
+
+import strawberry
+
+
+@strawberry.interface(description="An object with a global id.")
+class Node:
+    id: strawberry.ID

@@ -1,0 +1,32 @@
+"""The `viewer` object: who the token speaks for."""
+
+from __future__ import annotations
+
+import strawberry
+
+from app.api.context import Info
+from app.api.directory.types import Agent, Member, Workspace
+from app.api.history.schema import viewer_turn
+from app.api.history.types import Turn
+from app.api.viewer import resolvers
+
+
+@strawberry.type
+class Viewer:
+    @strawberry.field
+    async def workspace(self, info: Info) -> Workspace:
+        return Workspace.of(await resolvers.viewer_workspace(info))
+
+    @strawberry.field(description="The person behind a member token.")
+    async def member(self, info: Info) -> Member | None:
+        row = await resolvers.viewer_member(info)
+        return Member.of(row) if row else None
+
+    @strawberry.field(description="The agent behind an agent or turn token.")
+    async def agent(self, info: Info) -> Agent | None:
+        row = await resolvers.viewer_agent(info)
+        return Agent.of(row) if row else None
+
+    @strawberry.field(description="The turn behind a turn token.")
+    async def turn(self, info: Info) -> Turn | None:
+        return await viewer_turn(info)

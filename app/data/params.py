@@ -1,0 +1,20 @@
+"""Positional SQL parameters, numbered by the one builder every statement uses.
+
+A statement that applies the eligibility fragments starts from the destination's $1-$4
+(app.data.eligibility); every further value is added here and referenced by the placeholder
+`add` returns, so no statement counts `$n` by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class Params:
+    def __init__(self, first: Sequence[object] = ()) -> None:
+        self.values = list(first)
+
+    def add(self, value: object) -> str:
+        """Bind `value` and return its placeholder (`$n`)."""
+        self.values.append(value)
+        return f"${len(self.values)}"

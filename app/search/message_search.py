@@ -1,0 +1,165 @@
+"""One messageSearch: parsed, bound, scanned, paged, audited and hydrated in one transaction.
+
+Order of work:
+  1. the query is parsed and the filters (decoded ids) bound into the cursor's binding, so a
+     cursor from any other search is INVALID_CURSOR before anything is read;
+  2. the readiness gate (SEARCH_UNAVAILABLE until the workspace's index is complete);
+  3. inside one transaction: the bounded, authorized candidate scan (app.data.message_search),
+     the page (app.search.paging), the audit row, hydration through the caller's loader (which
+     authorizes again) and the highlights of what loaded.
+A failed audit write fails the search: nothing is shown that was not audited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.data.audit import query_digest, record_search
+from app.data.message_search import (
+    After,
+    AuthorCondition,
+    CandidateQuery,
+    ScopeCondition,
+    headlines,
+    scan_for_page,
+)
+from app.data.readers import Reader
+from app.data.rows import MessageRow
+from app.data.session import Session
+from app.errors import BadUserInput, Forbidden
+from app.search.cursor import binding, decode_cursor, encode_cursor
+from app.search.highlights import Range, highlight_ranges
+from app.search.paging import budget_for, page_of, position_of
+from app.search.query import parse_query
+from app.search.readiness import ensure_read_ready
+
+MAX_FIRST = 100
+DEFAULT_FIRST = 20
+
+# The id type each author kind names: an id of another type is well-formed but matches nothing.
+_AUTHOR_ID_TYPE = {"member": "Member", "agent": "Agent", "member_agents": "Member"}
+
+MessageLoader = Callable[[list[int]], Awaitable[Sequence[MessageRow | None]]]
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedId:
+    """A global id as the client sent it: its type name and primary key."""
+
+    type_name: str
+    pk: int
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorRequest:
+    kind: str  # member | agent | member_agents
+    id: DecodedId
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSearchRequest:
+    query: str
+    scope: DecodedId | None
+    author: AuthorRequest | None
+    first: int
+    after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageHit:
+    cursor: str
+    message: MessageRow
+    highlights: list[Range]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSearchResult:
+    hits: list[MessageHit]
+    has_next_page: bool
+    end_cursor: str | None
+    budget_exhausted: bool
+
+
+async def message_search(
+    db: Session,
+    reader: Reader,
+    request: MessageSearchRequest,
+    *,
+    master_key: str | None,
+    load_messages: MessageLoader,
+) -> MessageSearchResult:
+    if reader.kind != "member" or reader.destination is None:
+        raise Forbidden("messageSearch needs a member token")
+    first = request.first
+    if not 1 <= first <= MAX_FIRST:
+        raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
+    parsed = parse_query(request.query)
+
+    filters: dict[str, Any] = {"scope": None, "author": None}
+    scope = None
+    if request.scope is not None:
+        type_name, pk = request.scope.type_name, request.scope.pk
+        filters["scope"] = {"type": type_name, "id": pk}
+        scope = ScopeCondition(pk if type_name == "Scope" else None)
+    author = None
+    if request.author is not None:
+        kind, type_name, pk = request.author.kind, request.author.id.type_name, request.author.id.pk
+        filters["author"] = {"kind": kind, "type": type_name, "id": pk}
+        author = AuthorCondition(kind, pk if type_name == _AUTHOR_ID_TYPE[kind] else None)
+    bound_to = binding(parsed.normalized, filters)
+    start = decode_cursor(request.after, bound_to) if request.after is not None else None
+
+    ensure_read_ready(reader.search_ready)
+    budget = budget_for(first)
+    # The read and its audit row share one transaction: a failed audit write fails the search.
+    async with db.transaction():
+        candidates = await scan_for_page(
+            db,
+            CandidateQuery(
+                reader.destination.params(),
+                parsed.include,
+                parsed.exclude,
+                scope=scope,
+                author=author,
+            ),
+            after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
+            if start
+            else None,
+            first=first,
+            budget=budget,
+        )
+        page = page_of(candidates, first, budget)
+        await record_search(
+            db,
+            workspace_id=reader.workspace_id,
+            surface="message_search",
+            actor_id=reader.actor_id,
+            turn_id=None,
+            query_digest=query_digest(master_key, parsed.normalized),
+            filters={**filters, "first": first, "continued": start is not None},
+            destination=reader.destination.describe(),
+            selected=[{"message_id": h.message_id} for h in page.hits],
+            exclusions=page.exclusions,
+        )
+        # Hydration authorizes again (the loader applies the same eligibility); a hit that no
+        # longer loads is left out rather than shown from the index.
+        rows = await load_messages([h.message_id for h in page.hits])
+        loaded = [(h, r) for h, r in zip(page.hits, rows, strict=True) if r is not None]
+        marked = await headlines(db, [r.body for _, r in loaded], parsed.include)
+
+    hits = [
+        MessageHit(
+            cursor=encode_cursor(position_of(hit), bound_to),
+            message=row,
+            highlights=highlight_ranges(row.body, mark, parsed.include),
+        )
+        for (hit, row), mark in zip(loaded, marked, strict=True)
+    ]
+    return MessageSearchResult(
+        hits=hits,
+        has_next_page=page.has_next_page,
+        end_cursor=encode_cursor(page.end, bound_to) if page.end is not None else None,
+        budget_exhausted=page.budget_exhausted,
+    )

@@ -1,0 +1,171 @@
+"""The layering of app/, checked from the source (ast), so it stays true rather than being true.
+
+    entry points (app.cli, app.server)
+      -> app.api            GraphQL: strawberry types and resolvers
+        -> app.search, app.history, app.fixtures, app.demo   the surfaces and the import tooling
+          -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
+            -> foundation   app.errors, app.settings, app.db, app.migrate, app.embedded_db
+
+An import may only point down, or sideways within a layer (history uses search's query
+parsing); never up, and no two packages or modules may import each other, directly or round
+a loop. A new package fails here until it is given a layer in LAYERS.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+APP = Path(__file__).resolve().parent.parent / "app"
+
+LAYERS = {
+    "app.cli": 4,
+    "app.server": 4,
+    "app.api": 3,
+    "app.search": 2,
+    "app.history": 2,
+    "app.fixtures": 2,
+    "app.demo": 2,
+    "app.data": 1,
+    "app.errors": 0,
+    "app.settings": 0,
+    "app.db": 0,
+    "app.migrate": 0,
+    "app.embedded_db": 0,
+}
+# Frameworks of the layers above the data layer.
+_NOT_IN_DATA = ("strawberry", "graphql", "starlette", "aiodataloader")
+
+
+def _modules() -> dict[str, ast.Module]:
+    found = {}
+    for path in sorted(APP.rglob("*.py")):
+        parts = path.relative_to(APP.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = ast.parse(path.read_text(), str(path))
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(tree: ast.Module) -> Iterator[str]:
+    """Every module a module imports, anywhere in it (function bodies and TYPE_CHECKING too)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            assert node.level == 0, "app/ uses absolute imports"
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                yield submodule if submodule in MODULES else node.module
+
+
+def _unit(module: str) -> str:
+    """The layer unit of an app module: its top-level package or module (app.api, app.db)."""
+    return ".".join(module.split(".")[:2])
+
+
+def _graph() -> dict[str, set[str]]:
+    return {
+        name: {i for i in _imports(tree) if i in MODULES and i != name}
+        for name, tree in MODULES.items()
+    }
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_package_has_a_layer() -> None:
+    units = {_unit(m) for m in MODULES if m != "app"}
+    assert units - LAYERS.keys() == set(), "give each new app package a layer in LAYERS"
+
+
+def test_no_import_points_up_a_layer() -> None:
+    upward = [
+        f"{name} imports {target}"
+        for name, targets in _graph().items()
+        if name != "app"
+        for target in targets
+        if target != "app"
+        # A package without a layer fails test_every_package_has_a_layer instead.
+        and LAYERS.get(_unit(target), -1) > LAYERS.get(_unit(name), 99)
+    ]
+    assert upward == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    units: dict[str, set[str]] = defaultdict(set)
+    for name, targets in _graph().items():
+        for target in targets:
+            if _unit(target) != _unit(name) and "app" not in (name, target):
+                units[_unit(name)].add(_unit(target))
+    assert _cycles(units) == []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_data_layer_imports_no_api_framework() -> None:
+    offending = [
+        f"{name} imports {target}"
+        for name, tree in MODULES.items()
+        if _unit(name) == "app.data"
+        for target in _imports(tree)
+        if target.split(".")[0] in _NOT_IN_DATA
+    ]
+    assert offending == []
+
+
+def test_asyncpg_records_stay_in_the_data_layer() -> None:
+    """Nothing above app.data names asyncpg.Record: rows leave it as typed dataclasses."""
+    offending = [
+        name
+        for name, tree in MODULES.items()
+        if _unit(name) != "app.data"
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Attribute) and node.attr == "Record")
+        or (isinstance(node, ast.ImportFrom) and any(a.name == "Record" for a in node.names))
+    ]
+    assert offending == []
+
+
+def test_the_checks_would_catch_a_cycle() -> None:
+    """The cycle finder itself: a loop of three is one component, a chain is none."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []

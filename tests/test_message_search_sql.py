@@ -1,0 +1,81 @@
+"""app.data.message_search's invariant, checked on the SQL it builds: every filter only
+removes rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.data.message_search import (
+    After,
+    AuthorCondition,
+    CandidateQuery,
+    ScopeCondition,
+    scan_candidates,
+)
+
+
+class _Recorder:
+    """Stands in for a Session and keeps the SQL it is asked to run."""
+
+    def __init__(self) -> None:
+        self.sql: list[str] = []
+
+    async def execute(self, sql: str, *args: object) -> str:
+        self.sql.append(sql)
+        return ""
+
+    async def fetch(self, sql: str, *args: object) -> list[object]:
+        self.sql.append(sql)
+        return []
+
+    def allowed_audiences(self, destination: object) -> None:
+        return None
+
+    def remember_allowed_audiences(self, destination: object, rows: object) -> None:
+        pass
+
+
+async def _candidate_where(**conditions: object) -> str:
+    recorder = _Recorder()
+    query = CandidateQuery(
+        (1, "members", 2, [3]),
+        ["acme"],
+        [],
+        scope=conditions.get("scope"),  # type: ignore[arg-type]
+        author=conditions.get("author"),  # type: ignore[arg-type]
+    )
+    await scan_candidates(
+        recorder,  # type: ignore[arg-type]
+        query,
+        after=conditions.get("after"),  # type: ignore[arg-type]
+        budget=200,
+    )
+    search_sql = recorder.sql[-1]
+    return search_sql.split("from search_documents d", 1)[1].split("order by", 1)[0].strip()
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        {"scope": ScopeCondition(7)},
+        {"scope": ScopeCondition(None)},
+        {"author": AuthorCondition("member", 4)},
+        {"author": AuthorCondition("agent", 5)},
+        {"author": AuthorCondition("member_agents", 4)},
+        {"after": After(100, 7, 3, 9)},
+        {"after": After(100, None, None, None)},
+    ],
+)
+async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, object]) -> None:
+    """The invariant of app.data.message_search, checked on the SQL: a filter appends
+    `and (...)` to the candidate WHERE clause and changes nothing before it."""
+    base = await _candidate_where()
+    narrowed = await _candidate_where(**condition)
+    assert narrowed.startswith(base + " and ")
+    extra = narrowed[len(base) :].strip()
+    assert extra.startswith("and ")
+    # No top-level OR: any OR sits inside the conjunct's own parentheses.
+    depth = 0
+    for i, ch in enumerate(extra):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        assert not (depth == 0 and extra[i : i + 4] == " or "), extra
