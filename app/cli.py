@@ -36,16 +36,28 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--demo", action="store_true", help="load the demo workspace and print tokens"
     )
+    serve.add_argument(
+        "--demo-live",
+        action="store_true",
+        help="with --demo: replay a short stream of demo changes while serving",
+    )
 
     sub.add_parser("migrate", help="apply pending migrations")
 
     imp = sub.add_parser("import", help="load a workspace fixture (one transaction)")
     imp.add_argument("file", type=Path)
 
-    token = sub.add_parser("token", help="print a bearer token")
-    token.add_argument("kind", choices=["member", "agent"])
+    token = sub.add_parser(
+        "token", help="print a bearer token (member/agent: KIND WORKSPACE KEY; connector WORKSPACE)"
+    )
+    token.add_argument("kind", choices=["member", "agent", "connector"])
     token.add_argument("workspace")
-    token.add_argument("actor")
+    token.add_argument("actor", nargs="?", default=None)
+
+    apply = sub.add_parser("apply", help="apply a file of live changes (NDJSON), in batches")
+    apply.add_argument("workspace")
+    apply.add_argument("file", type=Path)
+    apply.add_argument("--batch", type=int, default=None, help="changes per transaction")
 
     turn = sub.add_parser("turn", help="start a turn and print its token")
     turn.add_argument("workspace")
@@ -66,13 +78,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "token" and (args.kind == "connector") != (args.actor is None):
+        parser.error(
+            "recall token connector WORKSPACE takes no key"
+            if args.kind == "connector"
+            else f"recall token {args.kind} WORKSPACE KEY needs the {args.kind}'s key"
+        )
+    if args.command == "serve" and args.demo_live and not args.demo:
+        parser.error("--demo-live needs --demo")
     settings = get_settings()
     try:
         if args.command == "serve":
             from app.server import serve
 
-            serve(settings, host=args.host, port=args.port, demo=args.demo)
+            serve(
+                settings, host=args.host, port=args.port, demo=args.demo, demo_live=args.demo_live
+            )
         elif args.command == "schema":
             from app.api.schema import schema_sdl
 
@@ -136,9 +159,23 @@ async def _import(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _token(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.data.tokens import issue_actor_token
+    from app.data.tokens import issue_actor_token, issue_connector_token
 
+    if args.kind == "connector":
+        return await issue_connector_token(conn, args.workspace)
     return await issue_actor_token(conn, args.workspace, args.kind, args.actor)
+
+
+async def _apply(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
+    from app.changes.stream import DEFAULT_BATCH, apply_file
+
+    return await apply_file(
+        conn,
+        args.workspace,
+        args.file,
+        batch_size=DEFAULT_BATCH if args.batch is None else args.batch,
+        progress=sys.stderr,
+    )
 
 
 async def _turn(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
@@ -165,6 +202,7 @@ _COMMANDS: dict[str, Callable[[asyncpg.Connection, argparse.Namespace], Awaitabl
     "migrate": _migrate,
     "import": _import,
     "token": _token,
+    "apply": _apply,
     "turn": _turn,
     "search": _search,
 }

@@ -16,6 +16,11 @@ class RecallError(Exception):
         super().__init__(message)
         self.message = message
 
+    @property
+    def extensions(self) -> dict[str, object]:
+        """Fields a client may read beside `code` (e.g. the index of a rejected change)."""
+        return {}
+
 
 class Unauthenticated(RecallError):
     code = "UNAUTHENTICATED"

@@ -6,9 +6,9 @@ import asyncio
 import gc
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import asyncpg
 from starlette.applications import Starlette
@@ -29,17 +29,27 @@ class State(TypedDict):
     pool: asyncpg.Pool
 
 
-def create_app(settings: Settings, dsn: str) -> Starlette:
-    """The app, with one asyncpg pool opened and closed by the lifespan."""
+def create_app(
+    settings: Settings,
+    dsn: str,
+    *,
+    background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+) -> Starlette:
+    """The app, with one asyncpg pool opened and closed by the lifespan, and `background`
+    work (the demo's live stream) running while it serves."""
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
         pool = await create_pool(
             dsn, min_size=settings.pool_min_size, max_size=settings.pool_max_size
         )
+        tasks = [asyncio.create_task(work()) for work in background]
         try:
             yield {"pool": pool}
         finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             await pool.close()
 
     async def healthz(_request: Request) -> JSONResponse:
@@ -83,7 +93,14 @@ async def in_process(app: Starlette) -> AsyncIterator[ASGIApp]:
         yield with_state
 
 
-def serve(settings: Settings, *, host: str | None, port: int | None, demo: bool) -> None:
+def serve(
+    settings: Settings,
+    *,
+    host: str | None,
+    port: int | None,
+    demo: bool,
+    demo_live: bool = False,
+) -> None:
     import uvicorn
 
     from app.db import connect, resolve_database_url
@@ -111,7 +128,12 @@ def serve(settings: Settings, *, host: str | None, port: int | None, demo: bool)
     # exit lets atexit run, so the embedded PostgreSQL stops if this was its last user.
     signal.signal(signal.SIGTERM, _exit_quietly)
     signal.signal(signal.SIGINT, _exit_quietly)
-    app = create_app(settings, dsn)
+    background = []
+    if demo_live:
+        from app.demo_live import replay_demo_changes
+
+        background.append(lambda: replay_demo_changes(dsn))
+    app = create_app(settings, dsn, background=background)
     # What exists now (modules, the schema, the app) lives as long as the process: moved out of
     # the collector's generations, it is not traversed again by every full collection, which
     # otherwise pauses a request now and then. Here, not in create_app: it is process-wide.
@@ -125,12 +147,13 @@ def _exit_quietly(_signum: int, _frame: object) -> None:
 
 
 async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
-    from app.data.tokens import issue_actor_token
+    from app.data.tokens import issue_actor_token, issue_connector_token
     from app.demo import ensure_demo
 
     info = await ensure_demo(conn, progress=sys.stderr)
     member = await issue_actor_token(conn, info.workspace_key, "member", info.member_key)
     agent = await issue_actor_token(conn, info.workspace_key, "agent", info.agent_key)
+    connector = await issue_connector_token(conn, info.workspace_key)
     url = f"http://{host}:{port}/graphql"
     return "\n".join(
         [
@@ -139,6 +162,7 @@ async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
             f"  GraphiQL:      {url}",
             f"  member token:  {member}   ({info.member_key})",
             f"  agent token:   {agent}   ({info.agent_key})",
+            f"  connector:     {connector}   (applyChanges; docs/changes.md)",
             "",
             "Paste into GraphiQL's Headers tab:",
             f'  {{"Authorization": "Bearer {member}"}}',

@@ -16,6 +16,12 @@ from tests.message_search_support import keys, search
 from tests.personas import load_personas
 
 NODE = "query($id: ID!) { node(id: $id) { ... on Message { key body } } }"
+OPEN_HIT = """
+query($id: ID!) {
+  node(id: $id) { ... on Message { scope { messages(around: $id, first: 5, last: 5) {
+    edges { node { key } } } } } }
+}
+"""
 NODES = "query($ids: [ID!]!) { nodes(ids: $ids) { ... on Message { key } } }"
 AROUND = """
 query($scope: ID!, $around: ID!) {
@@ -71,7 +77,8 @@ async def test_a_post_is_found_by_history_search_where_eligible(
         post("n1", "general", "bob", "zeppelin launch is public"),
         post("n2", "secret", "alice", "zeppelin budget is private"),
     )
-    from_dm = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    # Bob's DM with helper: the public post, never the private channel's.
+    from_dm = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     assert hit_keys(await history_search(client, from_dm, "zeppelin")) == ["n1"]
     in_secret = await start_turn(client, db, issue_token, scope="secret", requester="alice")
     assert set(hit_keys(await history_search(client, in_secret, "zeppelin"))) == {"n1", "n2"}
@@ -152,11 +159,11 @@ async def test_deleting_a_source_leaves_its_reply_exactly_as_hidden(client: Any,
         post("n1", "secret", "alice", "the zeppelin budget is 40k"),
         post("n2", "general", "helper", "zeppelin summary for everyone", sources=["n1"]),
     )
-    assert await keys(client, tokens["alice"], "summary") == ["n2"]
-    assert await keys(client, tokens["bob"], "summary") == []
+    assert await keys(client, tokens["alice"], "zeppelin summary") == ["n2"]
+    assert await keys(client, tokens["bob"], "zeppelin summary") == []
     await connector.apply(delete("n1"))
-    assert await keys(client, tokens["alice"], "summary") == ["n2"]
-    assert await keys(client, tokens["bob"], "summary") == []
+    assert await keys(client, tokens["alice"], "zeppelin summary") == ["n2"]
+    assert await keys(client, tokens["bob"], "zeppelin summary") == []
 
 
 async def test_erase_member_messages_deletes_all_they_wrote_and_counts_them(
@@ -193,12 +200,10 @@ async def test_a_removed_member_keeps_earlier_messages_and_never_sees_later_ones
     # Nor through an agent: helper is in secret, but a turn for bob reads as bob.
     turn = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     assert "n2" not in shown_keys(await history_search(client, turn, "zeppelin"))
-    # Nor by opening the channel around what he still has.
-    around = await client.gql(
-        AROUND, {"scope": await gid(db, "Scope", "secret"), "around": await gid(db, "Message", "n1")},
-        token=tokens["bob"],
-    )  # fmt: skip
-    assert [e["node"]["key"] for e in around["node"]["messages"]["edges"]] == ["n1"]
+    # Nor by opening the conversation from what he still has: a channel he left no longer
+    # opens for him at all (tests/test_message_search_transcript.py).
+    opened = await client.gql(OPEN_HIT, {"id": await gid(db, "Message", "n1")}, token=tokens["bob"])
+    assert opened["node"]["scope"]["messages"]["edges"] == []
 
 
 async def test_removing_an_agent_ends_its_perspective(

@@ -2,7 +2,8 @@
 
     entry points (app.cli, app.server)
       -> app.api            GraphQL: strawberry types and resolvers
-        -> app.search, app.history, app.fixtures, app.demo   the surfaces and the import tooling
+        -> app.search, app.history, app.changes, app.fixtures, app.demo   the surfaces, live
+           changes and the import tooling
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
             -> foundation   app.errors, app.settings, app.db, app.migrate, app.embedded_db
 
@@ -27,7 +28,9 @@ LAYERS = {
     "app.search": 2,
     "app.history": 2,
     "app.fixtures": 2,
+    "app.changes": 2,
     "app.demo": 2,
+    "app.demo_live": 2,
     "app.data": 1,
     "app.errors": 0,
     "app.settings": 0,

@@ -14,6 +14,7 @@ from strawberry.extensions import (
 from strawberry.tools import merge_types
 
 import app.api.ids  # noqa: F401  (installs the strict ID parsing)
+from app.api.changes.schema import ChangesMutation
 from app.api.directory.types import Agent, Member, Message, Scope, Workspace
 from app.api.history.schema import HistoryMutation, HistoryQuery
 from app.api.history.types import Turn
@@ -22,7 +23,7 @@ from app.api.viewer.schema import CoreQuery
 
 # Each API area contributes its root fields here.
 QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery)
-MUTATION_PARTS: tuple[type, ...] = (HistoryMutation,)
+MUTATION_PARTS: tuple[type, ...] = (HistoryMutation, ChangesMutation)
 
 Query = merge_types("Query", QUERY_PARTS)
 Mutation = merge_types("Mutation", MUTATION_PARTS) if MUTATION_PARTS else None

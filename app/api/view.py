@@ -152,9 +152,11 @@ class RecallGraphQL(GraphQL[Context, None]):
 def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
     formatted: dict[str, Any] = dict(error.formatted)
     original = error.original_error
+    extra: dict[str, Any] = {}
     if isinstance(original, RecallError):
         formatted["message"] = original.message
         code = original.code
+        extra = original.extensions
     elif request_error or original is None:
         # Syntax, validation and variable coercion: the client sent something malformed.
         code = "BAD_USER_INPUT"
@@ -162,7 +164,7 @@ def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
         _log.error("unexpected error", exc_info=original)
         formatted["message"] = "Internal server error"
         code = "INTERNAL_SERVER_ERROR"
-    formatted["extensions"] = {**(formatted.get("extensions") or {}), "code": code}
+    formatted["extensions"] = {**(formatted.get("extensions") or {}), **extra, "code": code}
     return formatted
 
 

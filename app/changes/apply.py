@@ -32,7 +32,8 @@ from app.changes.model import (
 )
 from app.data import changes as sql
 from app.data.audiences import AudienceSpec, conversation_audiences, follows_membership
-from app.data.changes import Executor, LockedWorkspace
+from app.data.changes import LockedWorkspace
+from app.data.executor import Executor
 
 
 @dataclass(slots=True)

@@ -107,6 +107,10 @@ class ChangeRejected(BadUserInput):
         self.index = index
         self.reason = message
 
+    @property
+    def extensions(self) -> dict[str, object]:
+        return {"change": self.index}
+
 
 def parse_change(index: int, data: Any) -> Change:
     """A decoded change object ({"postMessage": {...}}) as a Change, or ChangeRejected."""

@@ -15,18 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
-
-import asyncpg
 
 from app.data.audiences import AudienceSpec
-
-
-class Executor(Protocol):
-    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]: ...
-    async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None: ...
-    async def fetchval(self, sql: str, *args: Any) -> Any: ...
-    async def execute(self, sql: str, *args: Any) -> str: ...
+from app.data.executor import Executor
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.data.readers import Reader
-from app.data.rows import ActorRow, ScopeRow, WorkspaceRow
+from app.data.rows import ActorRow, ScopeRow, WorkspaceRow, actor_columns
 from app.data.session import Session
 
 _SCOPE_COLUMNS = (
@@ -25,19 +25,26 @@ async def actors_by_ids(db: Session, workspace_id: int, ids: Sequence[int]) -> l
     """Members and agents are a workspace directory: every member of the workspace may see
     every actor of it (names and keys, never content)."""
     rows = await db.fetch(
-        "select id, key, kind, name, owner_id from actors where workspace_id = $1 and id = any($2)",
+        f"select {actor_columns('a')} from actors a where a.workspace_id = $1 and a.id = any($2)",
         workspace_id,
         list(ids),
     )
     return [ActorRow.of(r) for r in rows]
 
 
-async def actors_in_workspace(db: Session, workspace_id: int, kind: str) -> list[ActorRow]:
+async def actors_in_workspace(
+    db: Session, workspace_id: int, kind: str, *, include_inactive: bool = False
+) -> list[ActorRow]:
+    """The people or agents a client may pick from: deleted agents never; archived agents
+    and deactivated people only when asked for."""
     rows = await db.fetch(
-        "select id, key, kind, name, owner_id from actors where workspace_id = $1 and kind = $2"
-        " order by key",
+        f"select {actor_columns('a')} from actors a where a.workspace_id = $1 and a.kind = $2"
+        " and a.deleted_at is null"
+        " and ($3 or (a.archived_at is null and a.deactivated_at is null))"
+        " order by a.key",
         workspace_id,
         kind,
+        include_inactive,
     )
     return [ActorRow.of(r) for r in rows]
 

@@ -79,8 +79,9 @@ class Candidate:
 _AUTHOR_SETS = {
     "member": "select a.id from actors a where a.workspace_id = $1 and a.kind = 'member'"
     " and a.id = {p}",
+    # A deleted agent is no one any more (docs/changes.md): its id matches nothing.
     "agent": "select a.id from actors a where a.workspace_id = $1 and a.kind = 'agent'"
-    " and a.id = {p}",
+    " and a.deleted_at is null and a.id = {p}",
     # Agents whose owner is the given member; never the member's own messages.
     "member_agents": "select a.id from actors a where a.workspace_id = $1 and a.kind = 'agent'"
     " and a.owner_id = {p}",

@@ -8,7 +8,7 @@ from dataclasses import replace
 from app.data.eligibility import allowed_audiences_cte
 from app.data.params import Params
 from app.data.readers import Reader
-from app.data.rows import ActorRow, MessageRow, ScopeRow
+from app.data.rows import ActorRow, MessageRow, ScopeRow, actor_columns
 from app.data.session import Session
 
 MESSAGE_COLUMNS = "m.id, m.key, m.scope_id, m.seq, m.global_seq, m.author_id, m.body, m.created_at"
@@ -32,8 +32,7 @@ async def readable_messages_by_ids(
         f"""
         with {allowed}
         select {MESSAGE_COLUMNS},
-               a.id as a_id, a.key as a_key, a.kind as a_kind, a.name as a_name,
-               a.owner_id as a_owner_id,
+               {actor_columns("a", "a_")},
                s.id as s_id, s.key as s_key, s.kind as s_kind, s.visibility as s_visibility,
                s.name as s_name, s.parent_id as s_parent_id,
                s.root_message_id as s_root_message_id,

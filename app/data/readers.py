@@ -28,7 +28,8 @@ class Reader:
     tokens) and the destination it reads as."""
 
     workspace_id: int
-    kind: str  # member | agent | turn
+    kind: str  # member | agent | turn | connector
+    # A connector speaks for no actor: 0, which no actor has (ids start at 1).
     actor_id: int
     destination: Destination | None
     turn_id: int | None = None
@@ -102,6 +103,9 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
         return Reader(ws, "member", actor, destination, search_ready=ready)
     if kind == "agent":
         return Reader(ws, "agent", actor, None, search_ready=ready)
+    if kind == "connector":
+        # No destination: a connector reads no message (docs/changes.md).
+        return Reader(ws, "connector", 0, None, search_ready=ready)
     if row["dest_ns"] is None:
         return None
     destination = Destination(ws, row["dest_kind"], row["dest_ns"], tuple(row["dest_readers"]))

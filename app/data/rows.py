@@ -20,6 +20,17 @@ class WorkspaceRow:
         return cls(r["id"], r["key"], r["name"], r["default_namespace_id"])
 
 
+def actor_columns(a: str, prefix: str = "") -> str:
+    """The columns ActorRow.of reads, from the actors row aliased `a`, named with `prefix`."""
+    p = prefix
+    return (
+        f"{a}.id as {p}id, {a}.key as {p}key, {a}.kind as {p}kind, {a}.name as {p}name,"
+        f" {a}.owner_id as {p}owner_id, case when {a}.deleted_at is not null then 'deleted'"
+        f" when {a}.archived_at is not null then 'archived'"
+        f" when {a}.deactivated_at is not null then 'deactivated' else 'active' end as {p}state"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ActorRow:
     id: int
@@ -27,12 +38,18 @@ class ActorRow:
     kind: str
     name: str
     owner_id: int | None
+    # active | deactivated (a person) | archived | deleted (an agent): docs/changes.md
+    state: str = "active"
 
     @classmethod
     def of(cls, r: asyncpg.Record, prefix: str = "") -> ActorRow:
-        """From a record's columns, named with `prefix` when selected beside other rows."""
+        """From a record's columns (actor_columns), named with `prefix` when selected beside
+        other rows."""
         p = prefix
-        return cls(r[p + "id"], r[p + "key"], r[p + "kind"], r[p + "name"], r[p + "owner_id"])
+        return cls(
+            r[p + "id"], r[p + "key"], r[p + "kind"], r[p + "name"], r[p + "owner_id"],
+            r[p + "state"],
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import secrets
 from app.data.executor import Executor
 from app.errors import UsageError
 
-_PREFIX = {"member": "rcm_", "agent": "rca_", "turn": "rct_"}
+_PREFIX = {"member": "rcm_", "agent": "rca_", "turn": "rct_", "connector": "rcc_"}
 
 
 def hash_token(token: str) -> bytes:
@@ -23,7 +23,8 @@ async def issue_actor_token(db: Executor, workspace_key: str, kind: str, actor_k
     """A new token for a member or agent, named by fixture keys."""
     row = await db.fetchrow(
         """
-        select w.id as workspace_id, a.id as actor_id, a.kind
+        select w.id as workspace_id, a.id as actor_id, a.kind,
+               a.deactivated_at is not null or a.deleted_at is not null as gone
         from workspaces w
         left join actors a on a.workspace_id = w.id and a.key = $2
         where w.key = $1
@@ -35,11 +36,22 @@ async def issue_actor_token(db: Executor, workspace_key: str, kind: str, actor_k
         raise UsageError(f"unknown workspace '{workspace_key}'")
     if row["actor_id"] is None or row["kind"] != kind:
         raise UsageError(f"unknown {kind} '{actor_key}' in workspace '{workspace_key}'")
+    if row["gone"]:
+        what = "deactivated" if kind == "member" else "deleted"
+        raise UsageError(f"{kind} '{actor_key}' in workspace '{workspace_key}' was {what}")
     return await store_token(db, row["workspace_id"], kind, row["actor_id"], None)
 
 
+async def issue_connector_token(db: Executor, workspace_key: str) -> str:
+    """A new token for a workspace's connector: it applies changes and reads no messages."""
+    workspace_id = await db.fetchval("select id from workspaces where key = $1", workspace_key)
+    if workspace_id is None:
+        raise UsageError(f"unknown workspace '{workspace_key}'")
+    return await store_token(db, workspace_id, "connector", None, None)
+
+
 async def store_token(
-    db: Executor, workspace_id: int, kind: str, actor_id: int, turn_id: int | None
+    db: Executor, workspace_id: int, kind: str, actor_id: int | None, turn_id: int | None
 ) -> str:
     token = new_token(kind)
     await db.execute(

@@ -18,6 +18,8 @@ _LEAD = 80
 
 
 def actor_label(name: str, key: str, kind: str, name_shared: bool) -> str:
+    if kind == "agent" and not name:
+        return "a deleted agent"  # deleteAgent empties the name (docs/changes.md)
     if kind == "agent":
         return f"{name} (agent {key})" if name_shared else f"{name} (agent)"
     return f"{name} ({key})" if name_shared else name

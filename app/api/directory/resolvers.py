@@ -38,9 +38,12 @@ async def readable_scopes(info: Info) -> list[ScopeRow]:
     return await directory.readable_scopes(info.context.db, info.context.reader)
 
 
-async def actors_in_workspace(info: Info, kind: str) -> list[ActorRow]:
+async def actors_in_workspace(info: Info, kind: str, include_inactive: bool) -> list[ActorRow]:
     return await directory.actors_in_workspace(
-        info.context.db, info.context.reader.workspace_id, kind
+        info.context.db,
+        info.context.reader.workspace_id,
+        kind,
+        include_inactive=include_inactive,
     )
 
 

@@ -31,6 +31,10 @@ class Member(Node):
 class Agent(Node):
     key: str
     name: str
+    archived: bool = strawberry.field(
+        description="Archived agents still author their messages and match author filters; "
+        "pickers leave them out (Workspace.agents)."
+    )
     owner_id: strawberry.Private[int]
 
     @strawberry.field
@@ -40,14 +44,35 @@ class Agent(Node):
     @classmethod
     def of(cls, row: ActorRow) -> Agent:
         assert row.owner_id is not None
-        return cls(id=encode_id("Agent", row.id), key=row.key, name=row.name, owner_id=row.owner_id)
+        return cls(
+            id=encode_id("Agent", row.id),
+            key=row.key,
+            name=row.name,
+            archived=row.state == "archived",
+            owner_id=row.owner_id,
+        )
 
 
-Author = Annotated[Member | Agent, strawberry.union("Author")]
+@strawberry.type(
+    description="The author of messages whose agent was deleted: it has no name, owner or key "
+    "any more, and no author filter reaches its messages."
+)
+class DeletedAgent:
+    id: strawberry.ID
+    name: str = "Deleted agent"
+
+    @classmethod
+    def of(cls, row: ActorRow) -> DeletedAgent:
+        return cls(id=encode_id("Agent", row.id))
 
 
-def author_of(row: ActorRow) -> Member | Agent:
-    return Agent.of(row) if row.kind == "agent" else Member.of(row)
+Author = Annotated[Member | Agent | DeletedAgent, strawberry.union("Author")]
+
+
+def author_of(row: ActorRow) -> Member | Agent | DeletedAgent:
+    if row.kind == "member":
+        return Member.of(row)
+    return DeletedAgent.of(row) if row.state == "deleted" else Agent.of(row)
 
 
 @strawberry.type
@@ -145,7 +170,7 @@ class Message(Node):
         )
 
 
-async def _load_author(info: Info, actor_id: int) -> Member | Agent:
+async def _load_author(info: Info, actor_id: int) -> Member | Agent | DeletedAgent:
     return author_of(await resolvers.load_actor(info, actor_id))
 
 
@@ -175,13 +200,20 @@ class Workspace(Node):
     async def scopes(self, info: Info) -> list[Scope]:
         return [Scope.of(r) for r in await resolvers.readable_scopes(info)]
 
-    @strawberry.field
-    async def members(self, info: Info) -> list[Member]:
-        return [Member.of(r) for r in await resolvers.actors_in_workspace(info, "member")]
+    @strawberry.field(
+        description="The workspace's people; deactivated ones only with includeDeactivated."
+    )
+    async def members(self, info: Info, include_deactivated: bool = False) -> list[Member]:
+        rows = await resolvers.actors_in_workspace(info, "member", include_deactivated)
+        return [Member.of(r) for r in rows]
 
-    @strawberry.field
-    async def agents(self, info: Info) -> list[Agent]:
-        return [Agent.of(r) for r in await resolvers.actors_in_workspace(info, "agent")]
+    @strawberry.field(
+        description="The workspace's agents, for pickers; archived ones only with "
+        "includeArchived. Deleted agents are never listed."
+    )
+    async def agents(self, info: Info, include_archived: bool = False) -> list[Agent]:
+        rows = await resolvers.actors_in_workspace(info, "agent", include_archived)
+        return [Agent.of(r) for r in rows]
 
     @classmethod
     def of(cls, row: WorkspaceRow) -> Workspace:

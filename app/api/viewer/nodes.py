@@ -15,6 +15,7 @@ from app.api.history.schema import resolve_turns
 from app.api.ids import decode_id
 from app.api.node import Node
 from app.data import directory
+from app.errors import Forbidden
 
 NodeResolver = Callable[[Info, Sequence[int]], Awaitable[list[Node | None]]]
 
@@ -34,7 +35,8 @@ async def _actors(kind: str, info: Info, pks: Sequence[int]) -> list[Node | None
     rows = await info.context.loaders.actor_by_id.load_many(pks)
     out: list[Node | None] = []
     for r in rows:
-        if r is None or r.kind != kind:
+        # A deleted agent is no object any more; its messages show a DeletedAgent author.
+        if r is None or r.kind != kind or r.state == "deleted":
             out.append(None)
         else:
             out.append(Member.of(r) if kind == "member" else Agent.of(r))
@@ -67,6 +69,8 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
 
 async def resolve_nodes(info: Info, ids: Sequence[str]) -> list[Node | None]:
     """One batch per node type, whatever the number of ids."""
+    if info.context.reader.kind == "connector":
+        raise Forbidden("a connector token reads no objects; it may only apply changes")
     by_type: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for position, value in enumerate(ids):
         type_name, pk = decode_id(value)

@@ -1,23 +1,13 @@
-"""applyChanges: a workspace's connector applies live changes (docs/changes.md).
-
-The inputs mirror the NDJSON lines of `recall apply`; both are checked by the same models
-(app.changes.model) and applied by the same applier, in one transaction per call.
-"""
+"""applyChanges' inputs and result. The inputs mirror the NDJSON lines of `recall apply`
+(docs/changes.md); both are checked by the same models (app.changes.model)."""
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
-from typing import Any
 
 import strawberry
 
-from app.api.context import Info
-from app.changes.apply import apply_changes
-from app.changes.model import parse_change
-from app.errors import BadUserInput, Forbidden
-
-MAX_CHANGES = 1000
+from app.changes.apply import ApplyResult
 
 
 @strawberry.input(description="A person: `name` defaults to the key.")
@@ -134,55 +124,9 @@ class ApplyChangesResult:
         description="Messages deleted by eraseMemberMessages changes."
     )
 
-
-def _as_dict(change: ChangeInput) -> dict[str, Any]:
-    """The change as the NDJSON object `recall apply` reads (camelCase kind, payload fields)."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(change):
-        value = getattr(change, f.name)
-        if value is strawberry.UNSET or value is None:
-            continue
-        kind = _CAMEL[f.name]
-        out[kind] = {k: v for k, v in dataclasses.asdict(value).items() if v is not None}
-    return out
-
-
-_CAMEL = {
-    "upsert_member": "upsertMember",
-    "deactivate_member": "deactivateMember",
-    "upsert_agent": "upsertAgent",
-    "archive_agent": "archiveAgent",
-    "delete_agent": "deleteAgent",
-    "create_scope": "createScope",
-    "add_scope_members": "addScopeMembers",
-    "remove_scope_members": "removeScopeMembers",
-    "make_scope_private": "makeScopePrivate",
-    "create_memory": "createMemory",
-    "post_message": "postMessage",
-    "edit_message": "editMessage",
-    "delete_message": "deleteMessage",
-    "erase_member_messages": "eraseMemberMessages",
-}
-
-
-@strawberry.type
-class ChangesMutation:
-    @strawberry.mutation(
-        description="Apply a connector's changes in order, in one transaction: all or nothing. "
-        "A bad change fails the batch with BAD_USER_INPUT naming its index in "
-        "extensions.change. Connector tokens only."
-    )
-    async def apply_changes(self, info: Info, changes: list[ChangeInput]) -> ApplyChangesResult:
-        reader = info.context.reader
-        if reader.kind != "connector":
-            raise Forbidden("applyChanges needs a connector token")
-        if len(changes) > MAX_CHANGES:
-            raise BadUserInput(f"applyChanges takes at most {MAX_CHANGES} changes per call")
-        parsed = [parse_change(i, _as_dict(c)) for i, c in enumerate(changes)]
-        db = info.context.db
-        async with db.transaction():
-            result = await apply_changes(db, reader.workspace_id, parsed)
-        return ApplyChangesResult(
+    @classmethod
+    def of(cls, result: ApplyResult) -> ApplyChangesResult:
+        return cls(
             applied=result.applied,
             unchanged=result.unchanged,
             erased_messages=result.erased_messages,

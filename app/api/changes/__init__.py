@@ -1,0 +1,1 @@
+"""The connector area: applyChanges."""

@@ -1,0 +1,59 @@
+"""applyChanges as data: GraphQL inputs become the change objects `recall apply` reads, and
+go through the same applier in one transaction."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import strawberry
+
+from app.api.changes.types import ChangeInput
+from app.api.context import Info
+from app.changes.apply import ApplyResult, apply_changes
+from app.changes.model import parse_change
+from app.errors import BadUserInput, Forbidden
+
+MAX_CHANGES = 1000
+
+
+async def resolve_apply_changes(info: Info, changes: list[ChangeInput]) -> ApplyResult:
+    reader = info.context.reader
+    if reader.kind != "connector":
+        raise Forbidden("applyChanges needs a connector token")
+    if len(changes) > MAX_CHANGES:
+        raise BadUserInput(f"applyChanges takes at most {MAX_CHANGES} changes per call")
+    parsed = [parse_change(i, _as_dict(c)) for i, c in enumerate(changes)]
+    db = info.context.db
+    async with db.transaction():
+        return await apply_changes(db, reader.workspace_id, parsed)
+
+
+def _as_dict(change: ChangeInput) -> dict[str, Any]:
+    """The change as the NDJSON object `recall apply` reads (camelCase kind, payload fields)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(change):
+        value = getattr(change, f.name)
+        if value is strawberry.UNSET or value is None:
+            continue
+        kind = _CAMEL[f.name]
+        out[kind] = {k: v for k, v in dataclasses.asdict(value).items() if v is not None}
+    return out
+
+
+_CAMEL = {
+    "upsert_member": "upsertMember",
+    "deactivate_member": "deactivateMember",
+    "upsert_agent": "upsertAgent",
+    "archive_agent": "archiveAgent",
+    "delete_agent": "deleteAgent",
+    "create_scope": "createScope",
+    "add_scope_members": "addScopeMembers",
+    "remove_scope_members": "removeScopeMembers",
+    "make_scope_private": "makeScopePrivate",
+    "create_memory": "createMemory",
+    "post_message": "postMessage",
+    "edit_message": "editMessage",
+    "delete_message": "deleteMessage",
+    "erase_member_messages": "eraseMemberMessages",
+}

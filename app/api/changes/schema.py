@@ -1,0 +1,20 @@
+"""applyChanges: a workspace's connector applies live changes (docs/changes.md)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from app.api.changes.resolvers import resolve_apply_changes
+from app.api.changes.types import ApplyChangesResult, ChangeInput
+from app.api.context import Info
+
+
+@strawberry.type
+class ChangesMutation:
+    @strawberry.mutation(
+        description="Apply a connector's changes in order, in one transaction: all or nothing. "
+        "A bad change fails the batch with BAD_USER_INPUT naming its index in "
+        "extensions.change. Connector tokens only; at most 1,000 changes per call."
+    )
+    async def apply_changes(self, info: Info, changes: list[ChangeInput]) -> ApplyChangesResult:
+        return ApplyChangesResult.of(await resolve_apply_changes(info, changes))
