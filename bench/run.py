@@ -8,8 +8,9 @@ fixture (bench.generate), imports it with `recall import` (a subprocess: the rea
 `recall serve` as a subprocess on a free port, and measures messageSearch and historySearch over
 HTTP at concurrency 1 and 8, the bare SQL floor, and baselines (ILIKE, an expression GIN index
 on messages without the sidecar, N+1 hydration, ts_rank_cd over every match), all with the same
-eligibility predicates. A case that errors is recorded and the run goes on. The database is
-dropped at the end unless --keep.
+eligibility predicates; then live changes (bench.live: applyChanges in batches and one post at
+a time, and messageSearch while a connector posts). A case that errors is recorded and the run
+goes on. The database is dropped at the end unless --keep.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -39,6 +40,9 @@ from app.data.eligibility import eligible
 from app.db import resolve_database_url
 from app.settings import Settings
 from bench.generate import Summary, generate, generate_file
+
+if TYPE_CHECKING:
+    from bench.live import Live
 
 _RECALL = str(Path(sys.executable).with_name("recall"))
 
@@ -138,6 +142,8 @@ class Results:
     visibility: dict[str, Any] = field(default_factory=dict)
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     gateway_rss_mb: float | None = None
+    # Writes through applyChanges and search under them (bench.live); None if not run.
+    live: Live | None = None
     seconds: float = 0.0
 
 
@@ -482,7 +488,7 @@ async def _measure(
     ]
     reps = args.reps
     # SQL: floor and baselines, same eligibility.
-    for c in cases:
+    for c in [] if args.live_only else cases:
         terms = [mk["phrase"]] if c.name == "phrase" else [c.query]
         base = [*dest[c.persona], terms]
         raw = mk["phrase"] if c.name == "phrase" else c.query
@@ -519,7 +525,7 @@ async def _measure(
             base_url=f"http://127.0.0.1:{port}", timeout=60, limits=httpx.Limits(max_connections=16)
         ) as http:
             author_filter = {"kind": "MEMBER", "id": encode_id("Member", heavy)}
-            for c in cases:
+            for c in [] if args.live_only else cases:
                 variables: dict[str, Any] = {"q": c.query}
                 if c.author:
                     variables["author"] = author_filter
@@ -563,7 +569,9 @@ async def _measure(
                     start_error = json.dumps(body)[:400]
                     break
                 turn_tokens.append(body["data"]["startTurn"]["token"])
-            for name, term in (("rare", mk["rare"]), ("common", mk["common"])):
+            for name, term in (
+                () if args.live_only else (("rare", mk["rare"]), ("common", mk["common"]))
+            ):
                 row = results.rows.setdefault(f"historySearch {name}", {})
                 if start_error:
                     row["http_c1"] = Stats(errors=1, error=f"startTurn: {start_error}")
@@ -580,13 +588,26 @@ async def _measure(
                 _say(
                     f"http history {name}: p50 {row['http_c1'].p50_ms} ms {row['http_c1'].error or ''}"
                 )
+        if not args.skip_live:
+            # Last: it adds messages (docs/changes.md), so it never changes what the cases
+            # above measured in this run.
+            from bench.live import measure_live
+
+            results.live = await measure_live(
+                conn,
+                port,
+                args,
+                ws,
+                tokens["heavy"],
+                {"rare": mk["rare"], "common": mk["common"]},
+            )
         results.gateway_rss_mb = _rss_mb(serve.pid)
     finally:
         serve.terminate()
         await serve.wait()
 
     # Expression GIN index on messages (no sidecar): built last, it only adds an index.
-    if not args.skip_expression_index:
+    if not (args.skip_expression_index or args.live_only):
         _say("building the expression GIN index baseline")
         t = time.perf_counter()
         try:
@@ -737,13 +758,36 @@ def main(argv: list[str] | None = None) -> None:
         "no generation, no import",
     )
     p.add_argument("--skip-expression-index", action="store_true")
+    live = p.add_argument_group("live changes (bench.live)")
+    live.add_argument("--skip-live", action="store_true", help="no applyChanges section")
+    live.add_argument(
+        "--live-only",
+        action="store_true",
+        help="only the live-changes section (with --reuse: measure writes again quickly)",
+    )
+    live.add_argument("--live-batches", type=int, default=200, help="timed batch requests")
+    live.add_argument("--live-batch-size", type=int, default=100, help="posts per batch")
+    live.add_argument("--live-singles", type=int, default=500, help="timed one-post requests")
+    live.add_argument(
+        "--live-reps", type=int, default=400, help="messageSearch requests, idle and under load"
+    )
+    live.add_argument("--live-rate", type=float, default=500, help="load: messages per second")
+    live.add_argument("--live-load-batch", type=int, default=10, help="load: posts per request")
+    live.add_argument(
+        "--live-max-seconds", type=float, default=120, help="load: stop after this long anyway"
+    )
     args = p.parse_args(argv)
     if args.smoke:
         args.messages, args.reps = 2000, 5
+        args.live_batches, args.live_singles, args.live_reps = 10, 20, 20
     if args.database_url:
         os.environ["DATABASE_URL"] = args.database_url
     results = asyncio.run(run(args))
     print(table(results))
+    if results.live is not None:
+        from bench.live import table as live_table
+
+        print("\n" + live_table(results.live))
     print(
         f"\nimport: {results.imported.get('messages_per_second')} msg/s; "
         f"sizes: {json.dumps(results.sizes)}; gateway peak RSS: {results.gateway_rss_mb} MB; "
@@ -752,6 +796,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.out:
         args.out.write_text(json.dumps(_jsonable(results), indent=2, default=str) + "\n")
     failed = [name for name, row in results.rows.items() if any(s.error for s in row.values())]
+    if results.live is not None:
+        from bench.live import failures
+
+        failed += failures(results.live)
     if args.smoke and failed:
         # CI runs the smoke benchmark: a case that cannot run is a broken benchmark.
         raise SystemExit(f"bench: {len(failed)} case(s) failed: {', '.join(failed)}")
