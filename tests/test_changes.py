@@ -494,3 +494,14 @@ async def test_a_connector_token_reads_no_messages(client: Any, db: asyncpg.Conn
     ]:
         refused = await client.post(query, variables, token=connector.token)
         assert refused.codes == ["FORBIDDEN"], query
+
+
+async def test_a_batch_of_posts_costs_the_same_statements_whatever_its_size(live: Any):
+    _, connector = live
+    counts = []
+    for n in (1, 10, 100):
+        batch = [post(f"q{n}-{i}", "general", "bob", f"zeppelin {i}") for i in range(n)]
+        result = await connector.attempt(*batch)
+        assert not result.errors, result.body
+        counts.append(result.statements)
+    assert counts[0] == counts[1] == counts[2], counts
