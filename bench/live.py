@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import time
@@ -40,7 +41,6 @@ from bench.run import (
     _KeepAlive,
     _say,
     _stats,
-    _time_http,
 )
 
 APPLY_CHANGES = (
@@ -67,6 +67,9 @@ class Load:
 @dataclass
 class Live:
     batch_size: int
+    # Messages in the workspace when the section starts (a database kept with --keep grows by
+    # each run's posts) and the live posts among them (this run's keys continue after them).
+    messages_before: int = 0
     keys_from: int = 0
     channels: int = 0
     batch: Stats = field(default_factory=Stats)
@@ -78,6 +81,10 @@ class Live:
     # path does not index what it posts.
     fresh_hit: str | None = None
     search: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # 1-minute load averages when the section starts and ends: the two cores are shared with
+    # whatever else runs on the machine, and a busy neighbour shows up here.
+    loadavg_before: list[float] = field(default_factory=list)
+    loadavg_after: list[float] = field(default_factory=list)
     error: str | None = None
 
 
@@ -175,17 +182,50 @@ async def _time_posts(
     return s, (round(posted / wall, 1) if posted else None), posted
 
 
+class _Samples:
+    """Latencies and response headers pooled over several timed blocks."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.database_ms: list[float] = []
+        self.statements: int | None = None
+        self.errors = 0
+        self.first_error: str | None = None
+
+    def ok(self, started: float, headers: dict[str, str]) -> None:
+        self.latencies.append((time.perf_counter() - started) * 1000)
+        if "x-recall-statements" in headers:
+            self.statements = int(headers["x-recall-statements"])
+        if "x-recall-database-ms" in headers:
+            self.database_ms.append(float(headers["x-recall-database-ms"]))
+
+    def failed(self, e: Exception) -> None:
+        self.errors += 1
+        self.first_error = self.first_error or f"{type(e).__name__}: {e}"[:400]
+
+    def stats(self) -> Stats:
+        s = _stats(self.latencies, self.errors, self.first_error)
+        s.statements = self.statements
+        if self.database_ms:
+            s.database_p50_ms = round(statistics.median(self.database_ms), 2)
+        return s
+
+
 async def _paced_writer(
-    port: int, token: str, posts: _Posts, load: Load, stop: asyncio.Event, max_seconds: float
+    port: int,
+    token: str,
+    posts: _Posts,
+    load: Load,
+    samples: _Samples,
+    stop: asyncio.Event,
+    max_seconds: float,
 ) -> None:
     """Post `load.batch` messages every `load.interval_ms` on a fixed schedule until `stop` is
     set or `max_seconds` pass; one connection, one request at a time (a late request is sent
-    at once, so the rate falls below the target only if the server cannot keep up)."""
+    at once, so the rate falls below the target only if the server cannot keep up). Adds to
+    `load` and `samples`, so several blocks pool."""
     client = _KeepAlive(port)
     interval = load.interval_ms / 1000
-    latencies: list[float] = []
-    errors = 0
-    first_error: str | None = None
     started = time.perf_counter()
     k = 0
     try:
@@ -205,19 +245,38 @@ async def _paced_writer(
             changes = posts.take(load.batch)
             t = time.perf_counter()
             try:
-                await _apply(client, token, changes)
-                latencies.append((time.perf_counter() - t) * 1000)
+                samples.ok(t, await _apply(client, token, changes))
                 load.posted += load.batch
             except Exception as e:
-                errors += 1
-                first_error = first_error or f"{type(e).__name__}: {e}"[:400]
+                samples.failed(e)
                 await client.close()
             k += 1
     finally:
         await client.close()
-    load.seconds = round(time.perf_counter() - started, 2)
+    load.seconds = round(load.seconds + time.perf_counter() - started, 2)
     load.achieved_per_second = round(load.posted / load.seconds, 1) if load.seconds else None
-    load.request = _stats(latencies, errors, first_error)
+    load.request = samples.stats()
+
+
+async def _search(port: int, token: str, query: str, reps: int, samples: _Samples) -> None:
+    """`reps` sequential messageSearch requests after one warm request (not counted)."""
+    client = _KeepAlive(port)
+    payload = json.dumps({"query": MESSAGE_SEARCH, "variables": {"q": query}}).encode()
+    try:
+        for i in range(reps + 1):
+            t = time.perf_counter()
+            try:
+                status, headers, raw = await client.post(payload, token)
+                body = json.loads(raw)
+                if status != 200 or body.get("errors"):
+                    raise RuntimeError(f"HTTP {status}: {json.dumps(body)[:300]}")
+                if i:
+                    samples.ok(t, headers)
+            except Exception as e:
+                samples.failed(e)
+                await client.close()
+    finally:
+        await client.close()
 
 
 async def _public_channels(conn: asyncpg.Connection, ws: int) -> list[tuple[str, list[str]]]:
@@ -248,14 +307,18 @@ async def measure_live(
     from app.data.tokens import issue_connector_token
 
     live = Live(batch_size=args.live_batch_size)
+    live.loadavg_before = [round(x, 2) for x in os.getloadavg()]
     token = await issue_connector_token(conn, WORKSPACE)
     channels = await _public_channels(conn, ws)
     live.channels = len(channels)
-    live.keys_from = await conn.fetchval(
-        "select count(*) from messages where workspace_id = $1 and key like $2",
+    counts = await conn.fetchrow(
+        "select count(*) as messages, count(*) filter (where key like $2) as live"
+        " from messages where workspace_id = $1",
         ws,
         f"live-{args.seed}-%",
     )
+    assert counts is not None
+    live.messages_before, live.keys_from = counts["messages"], counts["live"]
     if not channels:
         live.error = "no public channel with a person in it"
         return live
@@ -295,32 +358,32 @@ async def measure_live(
         f"{live.single.error or ''}"
     )
 
-    # (c) messageSearch idle, then under a paced write load
-    def edges_of(data: dict[str, Any]) -> int:
-        return len(data["messageSearch"]["edges"])
-
+    # (c) messageSearch idle, then under a paced write load: `--live-rounds` alternating
+    # blocks of each, pooled, so a disturbance from outside the benchmark (the machine is
+    # shared) falls on both sides rather than on one.
+    per_block = max(1, args.live_reps // args.live_rounds)
     for name, query in terms.items():
-
-        def make(_w: int, q: str = query) -> tuple[str, dict[str, Any], str]:
-            return MESSAGE_SEARCH, {"q": q}, member_token
-
-        row: dict[str, Any] = {"query": query}
-        row["idle"] = await _time_http(port, make, args.live_reps, 1, edges_of)
+        idle, loaded, writes = _Samples(), _Samples(), _Samples()
         load = Load(
             target_per_second=args.live_rate,
             batch=args.live_load_batch,
             interval_ms=round(1000 * args.live_load_batch / args.live_rate, 3),
         )
-        stop = asyncio.Event()
-        writer = asyncio.create_task(
-            _paced_writer(port, token, posts, load, stop, max_seconds=args.live_max_seconds)
-        )
-        await asyncio.sleep(0.5)  # let the load reach its pace before the first search
-        try:
-            row["load"] = await _time_http(port, make, args.live_reps, 1, edges_of)
-        finally:
-            stop.set()
-            await writer
+        for _ in range(args.live_rounds):
+            await _search(port, member_token, query, per_block, idle)
+            stop = asyncio.Event()
+            writer = asyncio.create_task(
+                _paced_writer(
+                    port, token, posts, load, writes, stop, max_seconds=args.live_max_seconds
+                )
+            )
+            await asyncio.sleep(0.3)  # let the load reach its pace before the first search
+            try:
+                await _search(port, member_token, query, per_block, loaded)
+            finally:
+                stop.set()
+                await writer
+        row: dict[str, Any] = {"query": query, "idle": idle.stats(), "load": loaded.stats()}
         row["writer"] = load
         idle_p99, load_p99 = row["idle"].p99_ms, row["load"].p99_ms
         row["p99_ratio"] = round(load_p99 / idle_p99, 2) if idle_p99 and load_p99 else None
@@ -336,6 +399,7 @@ async def measure_live(
             f"writer p50 {load.request.p50_ms} ms, {load.late_requests} late "
             f"{row['load'].error or ''}{load.request.error or ''}"
         )
+    live.loadavg_after = [round(x, 2) for x in os.getloadavg()]
     return live
 
 

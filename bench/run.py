@@ -771,6 +771,9 @@ def main(argv: list[str] | None = None) -> None:
     live.add_argument(
         "--live-reps", type=int, default=400, help="messageSearch requests, idle and under load"
     )
+    live.add_argument(
+        "--live-rounds", type=int, default=4, help="alternating idle / under-load search blocks"
+    )
     live.add_argument("--live-rate", type=float, default=500, help="load: messages per second")
     live.add_argument("--live-load-batch", type=int, default=10, help="load: posts per request")
     live.add_argument(
@@ -779,7 +782,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.smoke:
         args.messages, args.reps = 2000, 5
-        args.live_batches, args.live_singles, args.live_reps = 10, 20, 20
+        args.live_batches, args.live_singles, args.live_reps, args.live_rounds = 10, 20, 20, 2
     if args.database_url:
         os.environ["DATABASE_URL"] = args.database_url
     results = asyncio.run(run(args))
