@@ -36,18 +36,36 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     reset."""
 
 
-async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+async def create_pool(
+    dsn: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    statement_timeout_ms: int = 5000,
+    connect_timeout: float = 2.0,
+) -> asyncpg.Pool:
     pool = await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
         init=_init_connection,
         reset=_keep_session,
-        command_timeout=60,
-        # asyncpg prepares every statement; after a few runs PostgreSQL would switch to a
-        # generic plan, which cannot see how selective a search's terms are (a rare term wants
-        # the GIN index, a common one the recency index). Recall's statements are cheap to plan.
-        server_settings={"plan_cache_mode": "force_custom_plan"},
+        # A connection's handshake, bounded: a database that is down or frozen must not hold
+        # a request (or /readyz) for a minute.
+        timeout=connect_timeout,
+        # The client side of statement_timeout: a frozen server cannot cancel its own
+        # statements, so asyncpg stops waiting a little after PostgreSQL would have.
+        command_timeout=statement_timeout_ms / 1000 + 1,
+        server_settings={
+            # asyncpg prepares every statement; after a few runs PostgreSQL would switch to a
+            # generic plan, which cannot see how selective a search's terms are (a rare term
+            # wants the GIN index, a common one the recency index). Recall's statements are
+            # cheap to plan.
+            "plan_cache_mode": "force_custom_plan",
+            # No request may hold the database longer than this, whatever it asks for.
+            "statement_timeout": str(statement_timeout_ms),
+            "idle_in_transaction_session_timeout": str(statement_timeout_ms * 2),
+        },
     )
     assert pool is not None
     return pool

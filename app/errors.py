@@ -42,5 +42,17 @@ class SearchUnavailable(RecallError):
     code = "SEARCH_UNAVAILABLE"
 
 
+class ServiceUnavailable(RecallError):
+    """The database cannot be reached (or stopped answering): HTTP 503, try again shortly."""
+
+    code = "SERVICE_UNAVAILABLE"
+
+
+class Timeout(RecallError):
+    """The request ran past its time budget, or one statement past statement_timeout."""
+
+    code = "TIMEOUT"
+
+
 class UsageError(Exception):
     """A bad CLI argument or input file: one clear line on stderr, exit non-zero, no change."""

@@ -41,7 +41,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
         pool = await create_pool(
-            dsn, min_size=settings.pool_min_size, max_size=settings.pool_max_size
+            dsn,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            statement_timeout_ms=settings.statement_timeout_ms,
+            connect_timeout=settings.db_acquire_timeout,
         )
         tasks = [asyncio.create_task(work()) for work in background]
         try:
@@ -56,11 +60,17 @@ def create_app(
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> JSONResponse:
-        try:
-            pool: asyncpg.Pool = request.state.pool
+        pool: asyncpg.Pool = request.state.pool
+
+        async def check() -> list[str]:
             async with pool.acquire() as conn:
-                missing = await asyncio.wait_for(pending(conn), timeout=2)  # type: ignore[arg-type]
-        except (OSError, asyncpg.PostgresError, TimeoutError, AttributeError):
+                return await pending(conn)  # type: ignore[arg-type]
+
+        try:
+            # One budget for acquiring, connecting and asking: a frozen database must not
+            # hold the probe longer than an orchestrator waits for it.
+            missing = await asyncio.wait_for(check(), timeout=2)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
             return JSONResponse({"status": "database unreachable"}, status_code=503)
         if missing:
             return JSONResponse(

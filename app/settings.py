@@ -29,6 +29,14 @@ class Settings(BaseSettings):
     expose_statement_count: bool = Field(default=False, alias="RECALL_EXPOSE_STATEMENT_COUNT")
     # Largest accepted HTTP request body; bigger requests get 413 before parsing.
     max_request_bytes: int = Field(default=256 * 1024, alias="RECALL_MAX_REQUEST_BYTES", ge=1024)
+    # How long a request waits for a pooled connection (and a new connection for its
+    # handshake) before answering SERVICE_UNAVAILABLE (HTTP 503).
+    db_acquire_timeout: float = Field(default=2.0, alias="RECALL_DB_ACQUIRE_TIMEOUT", gt=0)
+    # PostgreSQL's statement_timeout on every pooled connection; a statement past it is
+    # cancelled and the request answers TIMEOUT. The CLI's own connections have none.
+    statement_timeout_ms: int = Field(default=5000, alias="RECALL_STATEMENT_TIMEOUT_MS", ge=100)
+    # The whole request's budget (all its statements and its GraphQL work): past it, TIMEOUT.
+    request_timeout: float = Field(default=15.0, alias="RECALL_REQUEST_TIMEOUT", gt=0)
 
 
 @lru_cache(maxsize=1)

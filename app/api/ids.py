@@ -32,7 +32,12 @@ def decode_id(value: str) -> tuple[str, int]:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ValueError(f"malformed id '{value}'") from None
     type_name, _, number = raw.partition(":")
-    if type_name not in NODE_TYPES or not number.isdigit() or len(number) > 18:
+    # ASCII digits only: str.isdigit() and int() also take other scripts' digits ("٨١" is 81).
+    if (
+        type_name not in NODE_TYPES
+        or not (number.isascii() and number.isdigit())
+        or len(number) > 18
+    ):
         raise ValueError(f"malformed id '{value}'")
     return type_name, int(number)
 

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
-from strawberry.extensions import (
-    AddValidationRules,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
+from graphql import GraphQLError
+from strawberry.extensions import MaxTokensLimiter, ParserCache, ValidationCache
 from strawberry.tools import merge_types
 
-import app.api.ids  # noqa: F401  (installs the strict ID parsing)
+import app.api.ids
+import app.api.strings  # noqa: F401  (installs the strict String parsing)
 from app.api.changes.schema import ChangesMutation
 from app.api.directory.types import Agent, Member, Message, Scope, Workspace
 from app.api.history.schema import HistoryMutation, HistoryQuery
 from app.api.history.types import Turn
+from app.api.limits import RequestLimits
 from app.api.message_search.schema import MessageSearchQuery
 from app.api.viewer.schema import CoreQuery
 
@@ -29,31 +27,25 @@ Query = merge_types("Query", QUERY_PARTS)
 Mutation = merge_types("Mutation", MUTATION_PARTS) if MUTATION_PARTS else None
 
 
-class RequestLimits(AddValidationRules):
-    """Depth and alias limits as validation rules built once. The stock limiters build a new
-    rule class per request, which made every request a miss in ValidationCache (whose key
-    includes the rules): ~3 ms of validation per request, more than a rare term's SQL."""
-
-    RULES = (
-        *QueryDepthLimiter(max_depth=12).validation_rules,
-        *MaxAliasesLimiter(max_alias_count=50).validation_rules,
-    )
-
-    def __init__(self) -> None:
-        super().__init__(list(self.RULES))
+class RecallSchema(strawberry.Schema):
+    def process_errors(self, errors: list[GraphQLError], execution_context: Any = None) -> None:
+        """Strawberry logs every error with its traceback and the document; expected errors
+        are outcomes, and the view logs the unexpected ones (app/api/view.py) without the
+        request's text."""
 
 
-schema = strawberry.Schema(
+schema = RecallSchema(
     query=Query,
     mutation=Mutation,
     types=[Workspace, Scope, Member, Agent, Message, Turn],
     extensions=[
-        RequestLimits,
         lambda: MaxTokensLimiter(max_token_count=4000),
         # Clients send the same few documents over and over; parsing and validating one costs
         # several milliseconds, more than a search's SQL. Bounded, keyed by the document text.
         lambda: ParserCache(maxsize=256),
         lambda: ValidationCache(maxsize=256),
+        # Depth, aliases and cost, in one walk linear in the document (app/api/limits.py).
+        RequestLimits,
     ],
 )
 

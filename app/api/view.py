@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -31,7 +32,7 @@ from app.api.loaders import Loaders
 from app.api.schema import schema
 from app.data.readers import reader_for_token
 from app.data.session import Session
-from app.errors import RecallError
+from app.errors import RecallError, ServiceUnavailable, Timeout
 from app.history.ledger import Ledger
 from app.settings import Settings
 
@@ -82,9 +83,12 @@ class RecallGraphQL(GraphQL[Context, None]):
 
         # The lifespan's state (app.server): one pool per process.
         pool: asyncpg.Pool = request.state.pool
-        db = Session(pool)
+        db = Session(pool, acquire_timeout=self.settings.db_acquire_timeout)
         try:
-            reader = await reader_for_token(db, _bearer_token(request))
+            try:
+                reader = await reader_for_token(db, _bearer_token(request))
+            except (ServiceUnavailable, Timeout) as e:
+                return JSONResponse(_error_body(e.message, e.code), status_code=503)
             if reader is None:
                 return JSONResponse(
                     _error_body("missing or unknown bearer token", "UNAUTHENTICATED"),
@@ -99,14 +103,35 @@ class RecallGraphQL(GraphQL[Context, None]):
                 ledger=Ledger(reader.turn_id) if reader.turn_id is not None else None,
             )
             try:
-                response = await self.run(request, context=context)
+                async with asyncio.timeout(self.settings.request_timeout):
+                    response = await self.run(request, context=context)
             except HTTPException as e:
                 return JSONResponse(
                     _error_body(e.reason, "BAD_USER_INPUT"), status_code=e.status_code
                 )
+            except TimeoutError:
+                db.broken = True  # a statement may still be running on it
+                return JSONResponse(
+                    _error_body(
+                        f"the request took longer than {self.settings.request_timeout:g} s",
+                        Timeout.code,
+                    ),
+                    status_code=503,
+                )
             return self._finish(request, response, context)
         finally:
             await db.close()
+
+    def decode_json(self, data: str | bytes) -> object:
+        """The request body (or GET variables) as JSON; anything else is a 400 with a JSON
+        error, never Python's own message (nesting too deep, invalid UTF-8, not an object)."""
+        try:
+            value = json.loads(data)
+        except (ValueError, RecursionError):
+            raise HTTPException(400, "the request body is not valid JSON") from None
+        if not isinstance(value, dict):
+            raise HTTPException(400, "the request body must be a JSON object")
+        return value
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:
         html = self.graphql_ide_html
@@ -146,7 +171,18 @@ class RecallGraphQL(GraphQL[Context, None]):
             body["extensions"] = result.extensions
         if request_error and GRAPHQL_RESPONSE in request.headers.get("accept", ""):
             request.state.status_code = 400
+        if any(_code(e) in _UNAVAILABLE for e in errors):
+            # The database is down or the request was stopped: retrying later may succeed.
+            request.state.status_code = 503
         return body
+
+
+_UNAVAILABLE = (ServiceUnavailable.code, Timeout.code)
+
+
+def _code(error: GraphQLError) -> str | None:
+    original = error.original_error
+    return original.code if isinstance(original, RecallError) else None
 
 
 def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:

@@ -82,3 +82,37 @@ async def deliverable(db: Session, destination: Destination, message_id: int) ->
         message_id,
     )
     return bool(allowed)
+
+
+async def remembered_reply(
+    db: Session, workspace_id: int, turn_id: int, client_mutation_id: str
+) -> tuple[bool, MessageRow | None]:
+    """(found, the reply) for a postReply already delivered under this client id; the reply
+    is None if it was deleted since."""
+    row = await db.fetchrow(
+        f"""
+        select r.message_id, {MESSAGE_COLUMNS}, m.deleted
+        from turn_replies r
+        join messages m on m.workspace_id = r.workspace_id and m.id = r.message_id
+        where r.workspace_id = $1 and r.turn_id = $2 and r.client_mutation_id = $3
+        """,
+        workspace_id,
+        turn_id,
+        client_mutation_id,
+    )
+    if row is None:
+        return False, None
+    return True, None if row["deleted"] else MessageRow.of(row)
+
+
+async def remember_reply(
+    db: Session, workspace_id: int, turn_id: int, client_mutation_id: str, message_id: int
+) -> None:
+    await db.execute(
+        "insert into turn_replies (workspace_id, turn_id, client_mutation_id, message_id)"
+        " select $1, $2, $3, $4",
+        workspace_id,
+        turn_id,
+        client_mutation_id,
+        message_id,
+    )

@@ -8,12 +8,15 @@ query-count tests pin (no N+1).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
 import asyncpg
+
+from app.errors import ServiceUnavailable, Timeout
 
 # A pooled connection (asyncpg hands out proxies).
 _Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
@@ -24,13 +27,28 @@ def _destination_key(destination: Sequence[Any]) -> tuple[Any, ...]:
     return (workspace_id, kind, namespace_id, tuple(readers))
 
 
+# What a connection that broke, or a database that stopped answering, raises.
+_UNREACHABLE = (
+    OSError,
+    TimeoutError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.TooManyConnectionsError,
+)
+
+
 class Session:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, acquire_timeout: float = 2.0) -> None:
         self._pool = pool
+        self._acquire_timeout = acquire_timeout
         self._conn: _Conn | None = None
         self._lock = asyncio.Lock()
         self._transaction_lock = asyncio.Lock()
         self.statements = 0
+        # Set when a statement failed in a way that may leave the connection unusable (a
+        # timeout, a lost connection): it is discarded rather than returned to the pool.
+        self.broken = False
         # Time spent waiting on the database (round trips included), for the benchmark.
         self.database_seconds = 0.0
         # recall_allowed_audiences of each destination read in this request (it lives and dies
@@ -39,7 +57,12 @@ class Session:
 
     async def _connection(self) -> _Conn:
         if self._conn is None:
-            self._conn = await self._pool.acquire()
+            # Bounded: with the database down or every connection busy, the request answers
+            # SERVICE_UNAVAILABLE in seconds instead of queueing until a client gives up.
+            try:
+                self._conn = await self._pool.acquire(timeout=self._acquire_timeout)
+            except (*_UNREACHABLE, asyncpg.PostgresConnectionError) as e:
+                raise ServiceUnavailable("the database is unavailable; try again shortly") from e
         return self._conn
 
     def allowed_audiences(self, destination: Sequence[Any]) -> list[int] | None:
@@ -65,6 +88,12 @@ class Session:
             started = time.perf_counter()
             try:
                 yield conn
+            except asyncpg.QueryCanceledError as e:  # statement_timeout (app.db)
+                self.broken = True
+                raise Timeout("the request took too long and was stopped") from e
+            except _UNREACHABLE as e:
+                self.broken = True
+                raise ServiceUnavailable("the database is unavailable; try again shortly") from e
             finally:
                 self.database_seconds += time.perf_counter() - started
 
@@ -105,7 +134,12 @@ class Session:
                 yield
             except BaseException:
                 async with self._lock:
-                    await tx.rollback()
+                    try:
+                        await tx.rollback()
+                    except (*_UNREACHABLE, asyncpg.PostgresError):
+                        # A connection whose statement was cancelled or lost cannot roll
+                        # back; discarding it ends the transaction on the server.
+                        self.broken = True
                 raise
             async with self._lock:
                 await tx.commit()
@@ -113,4 +147,8 @@ class Session:
     async def close(self) -> None:
         if self._conn is not None:
             conn, self._conn = self._conn, None
-            await self._pool.release(conn)
+            # The pool replaces a connection that died; there is nothing to hand back then.
+            with contextlib.suppress(*_UNREACHABLE):
+                if self.broken:
+                    conn.terminate()
+                await self._pool.release(conn)

@@ -27,11 +27,16 @@ WITHHELD = (
 )
 
 
+MAX_CLIENT_ID = 200
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyOutcome:
     delivered: bool
     message: MessageRow | None
     withheld_reason: str | None
+    # A retry of a reply already delivered under the same clientMutationId: nothing was posted.
+    replayed: bool = False
 
 
 class _Withheld(Exception):
@@ -39,20 +44,42 @@ class _Withheld(Exception):
 
 
 async def post_reply(
-    db: Session, *, workspace_id: int, agent_id: int, ledger: Ledger, body: str
+    db: Session,
+    *,
+    workspace_id: int,
+    agent_id: int,
+    ledger: Ledger,
+    body: str,
+    client_mutation_id: str | None = None,
 ) -> ReplyOutcome:
+    """Post once per `client_mutation_id`: a retry (the runtime never saw the answer) gets the
+    reply delivered the first time, and nothing new is written. A withheld reply is not
+    remembered (it was never kept), so retrying it decides again."""
     if not body.strip() or len(body) > MAX_BODY:
         raise BadUserInput(f"body must be 1 to {MAX_BODY} characters, not only spaces")
+    if client_mutation_id is not None and not 0 < len(client_mutation_id) <= MAX_CLIENT_ID:
+        raise BadUserInput(f"clientMutationId must be 1 to {MAX_CLIENT_ID} characters")
     try:
         async with ledger.lock, db.transaction():
             turn = await turns.lock_turn(db, workspace_id, ledger.turn_id, agent_id)
             if turn is None or not turn.agent_in_scope:
                 raise Forbidden("the agent may no longer post in this turn's scope")
+            if client_mutation_id is not None:
+                # Under the turn's row lock: two concurrent retries cannot both post.
+                found, earlier = await replies.remembered_reply(
+                    db, workspace_id, turn.id, client_mutation_id
+                )
+                if found:
+                    return ReplyOutcome(True, earlier, None, replayed=True)
             reply = await replies.write_reply(
                 db, workspace_id, turn.id, turn.scope_id, agent_id, body
             )
             if not await replies.deliverable(db, turn.destination, reply.message.id):
                 raise _Withheld
+            if client_mutation_id is not None:
+                await replies.remember_reply(
+                    db, workspace_id, turn.id, client_mutation_id, reply.message.id
+                )
     except _Withheld:
         return ReplyOutcome(False, None, WITHHELD)
     return ReplyOutcome(True, reply.message, None)

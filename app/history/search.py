@@ -72,10 +72,15 @@ class HistoryResult:
     end_cursor: str | None
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)
+def _utc(value: datetime | None, name: str) -> datetime | None:
+    """A bound in UTC (a naive one is taken as UTC); BadUserInput when it is no instant
+    PostgreSQL can hold (0001-01-01T00:00:00+14:00 is before year 1 in UTC)."""
+    if value is None:
+        return None
+    try:
+        return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    except (OverflowError, ValueError):
+        raise BadUserInput(f"{name} is out of range") from None
 
 
 async def history_search(
@@ -93,7 +98,7 @@ async def history_search(
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
     if request.speaker not in SPEAKERS:
         raise BadUserInput("unknown speaker")
-    since, until = _utc(request.since), _utc(request.until)
+    since, until = _utc(request.since, "since"), _utc(request.until, "until")
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
     parsed = parse_query(request.query)

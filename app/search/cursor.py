@@ -70,9 +70,13 @@ def decode_cursor(cursor: str, bound_to: str) -> Position:
     rest = p[1:]
     if all(v is None for v in rest):
         return Position(p[0])
-    if not all(_is_int(v) for v in rest):
+    if not all(_is_int(v) for v in rest) or p[2] > _MAX_SEQ:
         raise InvalidCursor("cursor is not valid for this search")
     return Position(p[0], p[1], p[2], p[3])
+
+
+# messages.seq is an integer column: a larger seq is no position of any message.
+_MAX_SEQ = 2**31 - 1
 
 
 def _is_int(value: object) -> bool:
@@ -94,7 +98,7 @@ def decode_seq_cursor(cursor: str, scope_id: int) -> int:
         payload.get("v") != _VERSION
         or payload.get("t") != scope_id
         or not _is_int(payload.get("s"))
-        or payload["s"] > 2**31 - 1
+        or payload["s"] > _MAX_SEQ
     ):
         raise InvalidCursor("cursor is not valid for this scope")
     seq: int = payload["s"]

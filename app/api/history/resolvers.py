@@ -80,7 +80,7 @@ async def resolve_start_turn(
     return row, started.token
 
 
-async def resolve_post_reply(info: Info, body: str) -> ReplyOutcome:
+async def resolve_post_reply(info: Info, body: str, client_mutation_id: str | None) -> ReplyOutcome:
     ledger = turn_ledger(info)
     return await post_reply(
         info.context.db,
@@ -88,6 +88,7 @@ async def resolve_post_reply(info: Info, body: str) -> ReplyOutcome:
         agent_id=info.context.reader.actor_id,
         ledger=ledger,
         body=body,
+        client_mutation_id=client_mutation_id,
     )
 
 

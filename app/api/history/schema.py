@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -80,12 +81,25 @@ class HistoryMutation:
         return StartTurnResult(turn=Turn.of(row), token=token)
 
     @strawberry.mutation(description="Post the agent's reply in the turn's scope (turn token).")
-    async def post_reply(self, info: Info, body: str) -> ReplyResult:
-        outcome = await resolve_post_reply(info, body)
+    async def post_reply(
+        self,
+        info: Info,
+        body: str,
+        client_mutation_id: Annotated[
+            str | None,
+            strawberry.argument(
+                description="An id the runtime chooses per reply (1-200 characters). A retry "
+                "with the same id in the same turn posts nothing and answers the reply "
+                "delivered the first time (replayed: true)."
+            ),
+        ] = None,
+    ) -> ReplyResult:
+        outcome = await resolve_post_reply(info, body, client_mutation_id)
         return ReplyResult(
             delivered=outcome.delivered,
             message=Message.of(outcome.message) if outcome.message else None,
             withheld_reason=outcome.withheld_reason,
+            replayed=outcome.replayed,
         )
 
 

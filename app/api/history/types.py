@@ -216,3 +216,8 @@ class ReplyResult:
     delivered: bool
     message: Message | None
     withheld_reason: str | None
+    replayed: bool = strawberry.field(
+        default=False,
+        description="True when this answers a retry (the same clientMutationId): nothing new "
+        "was posted.",
+    )

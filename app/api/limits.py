@@ -1,0 +1,280 @@
+"""What one request may ask for, decided before anything executes, in time linear in the document.
+
+Depth, aliases and an estimated **cost** (the number of objects and fields the response could
+hold: each list field multiplies what is below it by its page size or id count) are computed in
+one walk of the operation in which each fragment is analysed once per type it is spread on and
+the result reused at every spread. The stock depth and alias limiters re-walk a fragment at
+every spread, so `fragment L0 {...L1 ...L1}` nested 20 deep took seconds to validate and froze
+every request of the process; here it costs microseconds and is refused for its cost.
+
+Runs as the request's last step before execution (it needs the variables for page sizes), on
+documents that passed validation; unknown fields and types would count as leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    IntValueNode,
+    ListValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValueNode,
+    VariableNode,
+)
+from strawberry.extensions import SchemaExtension
+
+from app.errors import BadUserInput, RecallError
+
+MAX_DEPTH = 12
+MAX_ALIASES = 50
+# A page of 100 messageSearch hits, each opened around with 20 lines of context and their
+# authors and scopes, is ~15,000; the fan-out that once took 66 s and 921 MB was ~10^7.
+MAX_COST = 50_000
+
+# Lists whose length no argument bounds. Their sizes are what Recall returns at most
+# (evidence: the ledger cap) or a nominal size for directory listings.
+_UNBOUNDED_LIST = 100
+_LIST_SIZES = {
+    ("Turn", "evidence"): 400,
+    ("HistorySearchConnection", "messageIds"): 100,
+}
+# Lists sized by their parent's page (a connection's edges) or tiny by construction: counted once.
+_PAGE_LISTS = frozenset(
+    {"edges", "highlights", "why", "before", "after", "selected", "exclusions", "searches"}
+)
+# Page sizes when the argument is omitted (the fields' own defaults).
+_DEFAULT_FIRST = {"messageSearch": 20, "historySearch": 8, "messages": 20}
+
+
+class QueryTooComplex(RecallError):
+    code = "QUERY_TOO_COMPLEX"
+
+    def __init__(self, message: str, **measures: int) -> None:
+        super().__init__(message)
+        self.measures = measures
+
+    @property
+    def extensions(self) -> dict[str, object]:
+        return dict(self.measures)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    depth: int
+    aliases: int
+    cost: int
+
+
+def measure(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation_name: str | None,
+    variables: Mapping[str, Any] | None,
+) -> Shape:
+    """The shape of the operation the request runs; BadUserInput when it names none."""
+    operation = _operation(document, operation_name)
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    root = {
+        "query": schema.query_type,
+        "mutation": schema.mutation_type,
+        "subscription": schema.subscription_type,
+    }[operation.operation.value]
+    walker = _Walker(schema, fragments, variables or {})
+    return walker.selection_set(operation.selection_set, root)
+
+
+def _operation(document: DocumentNode, name: str | None) -> OperationDefinitionNode:
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if name is None:
+        if len(operations) > 1:
+            # graphql-core would pick the first; the GraphQL spec requires the name.
+            raise BadUserInput("the document has several operations: say which in operationName")
+        if operations:
+            return operations[0]
+        raise BadUserInput("the document has no operation")
+    for op in operations:
+        if op.name is not None and op.name.value == name:
+            return op
+    raise BadUserInput("operationName names no operation of the document")
+
+
+class _Walker:
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: dict[str, FragmentDefinitionNode],
+        variables: Mapping[str, Any],
+    ) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.variables = variables
+        self.memo: dict[tuple[str, str], Shape] = {}
+        self.in_progress: set[str] = set()
+
+    def selection_set(
+        self, node: SelectionSetNode | None, parent: GraphQLNamedType | None
+    ) -> Shape:
+        if node is None:
+            return Shape(0, 0, 0)
+        depth = aliases = cost = 0
+        for shape in self._selections(node, parent):
+            depth = max(depth, shape.depth)
+            aliases += shape.aliases
+            cost += shape.cost
+        return Shape(depth, aliases, cost)
+
+    def _selections(
+        self, node: SelectionSetNode, parent: GraphQLNamedType | None
+    ) -> Iterator[Shape]:
+        for selection in node.selections:
+            if isinstance(selection, FieldNode):
+                yield self._field(selection, parent)
+            elif isinstance(selection, InlineFragmentNode):
+                on = (
+                    self._type(selection.type_condition.name.value)
+                    if selection.type_condition
+                    else parent
+                )
+                yield self.selection_set(selection.selection_set, on)
+            elif isinstance(selection, FragmentSpreadNode):
+                yield self._spread(selection.name.value)
+
+    def _spread(self, name: str) -> Shape:
+        fragment = self.fragments.get(name)
+        if fragment is None or name in self.in_progress:
+            return Shape(0, 0, 0)  # unknown or cyclic: validation rejects the document
+        on = fragment.type_condition.name.value
+        key = (name, on)
+        if key not in self.memo:
+            self.in_progress.add(name)
+            self.memo[key] = self.selection_set(fragment.selection_set, self._type(on))
+            self.in_progress.discard(name)
+        return self.memo[key]
+
+    def _field(self, node: FieldNode, parent: GraphQLNamedType | None) -> Shape:
+        name = node.name.value
+        field_type: Any = None
+        if isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
+            definition = parent.fields.get(name)
+            field_type = definition.type if definition is not None else None
+        child = self.selection_set(node.selection_set, _named(field_type))
+        size = self._list_size(node, parent, field_type)
+        return Shape(
+            depth=1 + child.depth,
+            # Aliases are names in the document: a list repeats them, it does not add any.
+            aliases=(1 if node.alias is not None else 0) + child.aliases,
+            cost=1 + size * child.cost,
+        )
+
+    def _list_size(self, node: FieldNode, parent: GraphQLNamedType | None, field_type: Any) -> int:
+        args = {a.name.value: a.value for a in node.arguments or ()}
+        name = node.name.value
+        if "ids" in args:
+            return max(1, self._length(args["ids"]))
+        if "first" in args or "last" in args or name in _DEFAULT_FIRST:
+            first = self._int(
+                args.get("first"), _DEFAULT_FIRST.get(name, 20) if "last" not in args else 0
+            )
+            last = self._int(args.get("last"), 0)
+            around = 1 if "around" in args else 0
+            return max(1, first + last + around)
+        if not _is_list(field_type) or name in _PAGE_LISTS:
+            return 1
+        parent_name = parent.name if parent is not None else ""
+        return _LIST_SIZES.get((parent_name, name), _UNBOUNDED_LIST)
+
+    def _value(self, node: ValueNode | None) -> Any:
+        if isinstance(node, VariableNode):
+            return self.variables.get(node.name.value)
+        return node
+
+    def _int(self, node: ValueNode | None, default: int) -> int:
+        value = self._value(node)
+        if isinstance(value, IntValueNode):
+            value = int(value.value)
+        # Out-of-range sizes are refused by the fields themselves; here they only must not
+        # make the estimate small.
+        return (
+            value
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            else default
+        )
+
+    def _length(self, node: ValueNode) -> int:
+        value = self._value(node)
+        if isinstance(value, ListValueNode):
+            return len(value.values)
+        return len(value) if isinstance(value, list) else 1
+
+    def _type(self, name: str) -> GraphQLNamedType | None:
+        return self.schema.type_map.get(name)
+
+
+def _named(t: Any) -> GraphQLNamedType | None:
+    while isinstance(t, GraphQLNonNull | GraphQLList):
+        t = t.of_type
+    return t if isinstance(t, GraphQLNamedType) else None
+
+
+def _is_list(t: Any) -> bool:
+    if isinstance(t, GraphQLNonNull):
+        t = t.of_type
+    return isinstance(t, GraphQLList)
+
+
+def check(shape: Shape) -> None:
+    if shape.depth > MAX_DEPTH:
+        raise QueryTooComplex(
+            f"the query is {shape.depth} levels deep; at most {MAX_DEPTH}",
+            depth=shape.depth,
+            limit=MAX_DEPTH,
+        )
+    if shape.aliases > MAX_ALIASES:
+        raise QueryTooComplex(
+            f"the query has {shape.aliases} aliases; at most {MAX_ALIASES}",
+            aliases=shape.aliases,
+            limit=MAX_ALIASES,
+        )
+    if shape.cost > MAX_COST:
+        raise QueryTooComplex(
+            f"the query could return about {shape.cost} objects and fields; at most {MAX_COST}:"
+            " ask for smaller pages or fewer aliases",
+            cost=shape.cost,
+            limit=MAX_COST,
+        )
+
+
+class RequestLimits(SchemaExtension):
+    """Measures a validated operation before it executes; a request over a limit is refused
+    with QUERY_TOO_COMPLEX (its measure and the limit in extensions), nothing executed. Listed
+    after ValidationCache, which validates (linear: graphql-core's rules) in its own hook."""
+
+    def on_validate(self) -> Iterator[None]:
+        ctx = self.execution_context
+        document = ctx.graphql_document
+        if document is not None and not ctx.pre_execution_errors:
+            try:
+                # The name the client sent: ctx.operation_name falls back to the first operation.
+                name = ctx._provided_operation_name
+                check(measure(ctx.schema._schema, document, name, ctx.variables))
+            except RecallError as e:
+                ctx.pre_execution_errors = [GraphQLError(e.message, original_error=e)]
+        yield
