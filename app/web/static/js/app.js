@@ -146,6 +146,7 @@ function App() {
         <${Results}
           token=${token}
           url=${url}
+          dates=${viewer.dates}
           onAuthError=${onAuthError}
           onOpen=${openResult}
           openId=${open && open.messageId}
@@ -366,14 +367,15 @@ function Filters({ viewer, url, navigate }) {
   `;
 }
 
-function searchVariables(url) {
+function searchVariables(url, dates) {
   const variables = { query: url.q, scopeId: url.channel || null, author: null };
   if (url.author) {
     const [kind, id] = url.author.split(":");
     if (kind && id) variables.author = { kind, id };
   }
-  const since = url.since && localMidnight(url.since);
-  const until = url.until && localMidnight(url.until, 1);
+  // Only where the server has since/until (an older one would reject the whole search).
+  const since = dates && url.since && localMidnight(url.since);
+  const until = dates && url.until && localMidnight(url.until, 1);
   if (since) variables.since = since;
   if (until) variables.until = until;
   return variables;
@@ -384,19 +386,19 @@ const IDLE = { status: "idle", items: [], pageInfo: null, error: null, stopped: 
 // messageSearch pages. A page whose candidate budget ran out may be short or empty: keep going
 // from endCursor by itself (up to AUTO_CONTINUE pages in a row) while hasNextPage, saying it is
 // still searching older messages; never "no results" while hasNextPage is true.
-function useSearch(token, url, onAuthError) {
+function useSearch(token, url, dates, onAuthError) {
   const [search, setSearch] = useState(IDLE);
   const actions = useRef({ more() {}, retry() {} });
   // Stable handlers for the current search (actions.current changes with each search).
   const handlers = useRef({ more: () => actions.current.more(), retry: () => actions.current.retry() });
-  const key = JSON.stringify([url.q, url.channel, url.author, url.since, url.until]);
+  const key = JSON.stringify([url.q, url.channel, url.author, dates && url.since, dates && url.until]);
   useEffect(() => {
     if (!url.q.trim()) {
       setSearch(IDLE);
       return undefined;
     }
     const controller = new AbortController();
-    const variables = searchVariables(url);
+    const variables = searchVariables(url, dates);
     const doc = searchQuery(variables);
     let state = { ...IDLE, status: "loading" };
     const update = (patch) => {
@@ -434,8 +436,8 @@ function useSearch(token, url, onAuthError) {
   return [search, handlers.current];
 }
 
-function Results({ token, url, onAuthError, onOpen, openId, navigate }) {
-  const [search, actions] = useSearch(token, url, onAuthError);
+function Results({ token, url, dates, onAuthError, onOpen, openId, navigate }) {
+  const [search, actions] = useSearch(token, url, dates, onAuthError);
   const sentinel = useRef();
   const list = useRef();
   const { status, items, pageInfo, error, stopped } = search;
