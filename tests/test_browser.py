@@ -242,7 +242,8 @@ async def test_search_as_you_type_newest_first_with_highlights(page: Any, site: 
     await page.locator(SEARCH).press_sequentially("postgres", delay=40)
     await expect(page.locator(RESULTS).first).to_be_visible()
     assert await page.evaluate("window.samePage") is True, "results came with a page load"
-    assert len(searches) == 1 and searches[0]["query"] == "postgres", "one search per pause"
+    # Debounced: not one request per keystroke (one per pause; a slow machine may pause twice).
+    assert 1 <= len(searches) <= 2 and searches[-1]["query"] == "postgres", searches
 
     expected = site.gql(
         "query($q: String!) { messageSearch(query: $q, first: 20) { edges { node { id } } } }",
