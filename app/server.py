@@ -21,6 +21,7 @@ from app.api.view import RecallGraphQL
 from app.db import create_pool
 from app.migrate import pending
 from app.settings import Settings
+from app.web import routes as web_routes
 
 
 class State(TypedDict):
@@ -84,6 +85,7 @@ def create_app(
             Route("/graphql", graphql, methods=["GET", "POST"]),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
+            *web_routes(),
         ],
         lifespan=lifespan,
     )
@@ -133,7 +135,7 @@ def serve(
     banner = asyncio.run(prepare())
     if banner:
         print(banner, file=sys.stderr)
-    print(f"recall: GraphiQL at http://{host}:{port}/graphql", file=sys.stderr)
+    print(f"recall: Messages at http://{host}:{port}/ , GraphiQL at /graphql", file=sys.stderr)
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown. Turning them into a normal
     # exit lets atexit run, so the embedded PostgreSQL stops if this was its last user.
     signal.signal(signal.SIGTERM, _exit_quietly)
@@ -169,6 +171,7 @@ async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
         [
             "",
             f"Demo workspace '{info.workspace_key}' is ready.",
+            f"  Messages tab:  http://{host}:{port}/#token={member}   (signs {info.member_key} in)",
             f"  GraphiQL:      {url}",
             f"  member token:  {member}   ({info.member_key})",
             f"  agent token:   {agent}   ({info.agent_key})",

@@ -25,6 +25,7 @@ LAYERS = {
     "app.cli": 4,
     "app.server": 4,
     "app.api": 3,
+    "app.web": 3,
     "app.search": 2,
     "app.history": 2,
     "app.fixtures": 2,

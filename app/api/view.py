@@ -2,8 +2,8 @@
 
 - Every POST (and GET query) needs `Authorization: Bearer TOKEN`; missing, unknown or revoked
   tokens get HTTP 401 with code UNAUTHENTICATED before anything is parsed.
-- A browser GET (Accept: text/html) gets GraphiQL, preloaded with a first query and a hint for
-  the Authorization header.
+- A browser GET (Accept: text/html) gets GraphiQL (app.web: served from the package), preloaded
+  with a first query and a hint for the Authorization header.
 - Request errors (syntax, validation, variable coercion) carry BAD_USER_INPUT and, when the
   client accepts `application/graphql-response+json`, HTTP 400 (GraphQL over HTTP).
 - Errors from the closed set in app.errors keep their message and code; anything else is masked
@@ -35,18 +35,31 @@ from app.data.session import Session
 from app.errors import RecallError, ServiceUnavailable, Timeout
 from app.history.ledger import Ledger
 from app.settings import Settings
+from app.web import graphiql_page
 
 _log = logging.getLogger("recall.api")
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
-DEFAULT_QUERY = """# Welcome to Recall. Add your token in the Headers tab below:
+DEFAULT_QUERY = """# Welcome to Recall's GraphiQL.
+#
+# Every request needs a token: put yours in the Headers tab below,
 #   {"Authorization": "Bearer rcm_..."}
-# (`recall serve --demo` prints one.)
+# (`recall serve --demo` prints one; `recall token member WORKSPACE KEY` mints one).
+# The schema (Docs, top left) loads as soon as a token is there. Then run this with
+# Ctrl-Enter (Cmd-Enter on a Mac).
 query FirstLook {
   viewer {
     workspace { key name scopes { key kind name } }
     member { key name }
+  }
+  messageSearch(query: "postgres migration", first: 5) {
+    edges {
+      node { key body createdAt scope { key name } author { ... on Member { name } ... on Agent { name } } }
+      highlights { start end }
+    }
+    pageInfo { hasNextPage endCursor }
+    candidateBudgetExhausted
   }
 }
 """
@@ -134,17 +147,9 @@ class RecallGraphQL(GraphQL[Context, None]):
         return value
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:
-        html = self.graphql_ide_html
-        # GraphiQL reads its initial editors from these; a first query and a header hint make
-        # the page usable without reading docs first.
-        preset = (
-            "<script>"
-            f"localStorage.getItem('graphiql:query')||localStorage.setItem('graphiql:query',{json.dumps(DEFAULT_QUERY)});"
-            "localStorage.getItem('graphiql:headers')||localStorage.setItem('graphiql:headers',"
-            f"{json.dumps(json.dumps({'Authorization': 'Bearer PASTE-YOUR-TOKEN'}, indent=2))});"
-            "</script>"
-        )
-        return HTMLResponse(html.replace("<head>", "<head>" + preset, 1))
+        # Recall's own page (app.web): the vendored GraphiQL build, no CDN, Recall's example
+        # query, and no schema fetch until a token is in the Headers tab.
+        return graphiql_page(DEFAULT_QUERY)
 
     def _finish(self, request: Request, response: Response, context: Context) -> Response:
         status = getattr(request.state, "status_code", None)

@@ -1,0 +1,118 @@
+// GraphQL over HTTP to this server's /graphql, and the member token kept in sessionStorage.
+
+const TOKEN_KEY = "recall.token";
+
+/** The server refused the token (HTTP 401): missing, unknown, expired or revoked. */
+export class AuthError extends Error {}
+/** The request did not reach Recall, or its answer was not GraphQL. */
+export class NetworkError extends Error {}
+/** A GraphQL error, with its extensions.code (SEARCH_UNAVAILABLE, BAD_USER_INPUT, ...). */
+export class ApiError extends Error {
+  constructor(message, code) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export function storedToken() {
+  try {
+    return window.sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function storeToken(token) {
+  if (token) window.sessionStorage.setItem(TOKEN_KEY, token);
+  else window.sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export async function gql(token, query, variables = {}, signal = undefined) {
+  let response;
+  try {
+    response = await fetch("/graphql", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/graphql-response+json, application/json",
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ query, variables }),
+      signal,
+      credentials: "omit",
+      cache: "no-store",
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new NetworkError("Could not reach Recall.");
+  }
+  if (response.status === 401) throw new AuthError("The token was not accepted.");
+  let body;
+  try {
+    body = await response.json();
+  } catch {
+    throw new NetworkError(`Recall answered HTTP ${response.status}.`);
+  }
+  const first = body.errors && body.errors[0];
+  if (first) throw new ApiError(first.message, first.extensions && first.extensions.code);
+  if (!response.ok || !body.data) throw new NetworkError(`Recall answered HTTP ${response.status}.`);
+  return body.data;
+}
+
+const MESSAGE = `
+  id key body createdAt
+  author {
+    __typename
+    ... on Member { id key name }
+    ... on Agent { id key name }
+    ... on DeletedAgent { id name }
+  }`;
+const SCOPE = "id key kind name visibility parent { id key name }";
+
+export const VIEWER = `query RecallViewer {
+  viewer {
+    member { id key name }
+    workspace {
+      id key name
+      scopes { ${SCOPE} }
+      members { id key name }
+      agents { id key name owner { id key name } }
+    }
+  }
+  queryType: __type(name: "Query") { fields { name args { name } } }
+}`;
+
+/** The search document; since/until only when used, so nothing else needs them. */
+export function searchQuery({ since, until }) {
+  const vars = ["$query: String!", "$scopeId: ID", "$author: AuthorFilter", "$first: Int", "$after: String"];
+  const args = ["query: $query", "scopeId: $scopeId", "author: $author", "first: $first", "after: $after"];
+  if (since) {
+    vars.push("$since: DateTime");
+    args.push("since: $since");
+  }
+  if (until) {
+    vars.push("$until: DateTime");
+    args.push("until: $until");
+  }
+  return `query RecallSearch(${vars.join(", ")}) {
+  messageSearch(${args.join(", ")}) {
+    edges { cursor highlights { start end } node { ${MESSAGE} scope { ${SCOPE} } } }
+    pageInfo { hasNextPage endCursor }
+    candidateBudgetExhausted
+  }
+}`;
+}
+
+export const CONVERSATION = `query RecallConversation(
+  $scope: ID!, $around: ID, $first: Int, $last: Int, $after: String, $before: String
+) {
+  node(id: $scope) {
+    ... on Scope {
+      ${SCOPE}
+      messages(around: $around, first: $first, last: $last, after: $after, before: $before) {
+        edges { cursor node { ${MESSAGE} } }
+        pageInfo { hasNextPage endCursor hasPreviousPage startCursor }
+      }
+    }
+  }
+}`;

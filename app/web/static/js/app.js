@@ -1,0 +1,744 @@
+// The Messages tab: sign in with a member token, search (messageSearch), filter, page, and open
+// a hit in its conversation (Scope.messages(around:)). Preact + htm, vendored (static/vendor).
+import { h, render } from "../vendor/preact/preact.js";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "../vendor/preact/hooks.js";
+import htm from "../vendor/htm/htm.js";
+import { ApiError, AuthError, CONVERSATION, gql, NetworkError, VIEWER, searchQuery, storedToken, storeToken } from "./api.js";
+import { authorName, localMidnight, readState, scopeLabel, segments, stateHash, when, writeState } from "./text.js";
+
+const html = htm.bind(h);
+const PAGE = 20;
+// Budget-exhausted pages fetched in a row by themselves before the page asks to keep going.
+const AUTO_CONTINUE = 25;
+const DEBOUNCE_MS = 250;
+const AROUND = 15;
+const MORE_ROWS = 20;
+const EXAMPLES = ["postgres migration", '"rollback plan"', "ERR_CONN_RESET -mysql", "数据库迁移"];
+
+// A sign-in link (`#token=…`, printed by `recall serve --demo`): keep the token in this tab's
+// sessionStorage and take it out of the address bar before anything else runs.
+function takeTokenFromUrl() {
+  const { state, token } = readState();
+  if (token) {
+    storeToken(token);
+    writeState(state, { push: false });
+  }
+  return { state, token };
+}
+
+const SIGNED_OUT = {
+  expired: "Recall did not accept the token: it may have expired, been revoked or mistyped. Sign in again.",
+  notMember: "That is not a member token (rcm_…). Agent and connector tokens cannot search messages.",
+  signedOut: "You are signed out.",
+};
+
+function App() {
+  const [initial] = useState(() => takeTokenFromUrl().state);
+  const [token, setToken] = useState(() => storedToken());
+  const [notice, setNotice] = useState("");
+  const [viewer, setViewer] = useState(null);
+  const [viewerError, setViewerError] = useState(null);
+  const [retryViewer, setRetryViewer] = useState(0);
+  const [url, setUrl] = useState(initial);
+  const urlRef = useRef(url);
+  urlRef.current = url;
+  const openedHere = useRef(false);
+
+  const signOut = useCallback((why) => {
+    storeToken(null);
+    setToken(null);
+    setViewer(null);
+    setNotice(why || "");
+  }, []);
+  const onAuthError = useCallback(() => signOut(SIGNED_OUT.expired), [signOut]);
+
+  const navigate = useCallback((patch, { push }) => {
+    const next = { ...urlRef.current, ...patch };
+    if (stateHash(next) === stateHash(urlRef.current)) return;
+    writeState(next, { push });
+    urlRef.current = next;
+    setUrl(next);
+  }, []);
+
+  // Back/forward, a pasted link, or a sign-in link opened in this tab.
+  useEffect(() => {
+    const sync = () => {
+      const { state, token: fromLink } = takeTokenFromUrl();
+      if (fromLink) {
+        setNotice("");
+        setToken(fromLink);
+      }
+      if (stateHash(state) !== stateHash(urlRef.current)) {
+        openedHere.current = false;
+        urlRef.current = state;
+        setUrl(state);
+      }
+    };
+    window.addEventListener("hashchange", sync);
+    window.addEventListener("popstate", sync);
+    return () => {
+      window.removeEventListener("hashchange", sync);
+      window.removeEventListener("popstate", sync);
+    };
+  }, []);
+
+  useEffect(() => {
+    if (!token) return undefined;
+    const controller = new AbortController();
+    setViewer(null);
+    setViewerError(null);
+    gql(token, VIEWER, {}, controller.signal)
+      .then((data) => {
+        if (!data.viewer.member) return signOut(SIGNED_OUT.notMember);
+        const search = (data.queryType?.fields || []).find((f) => f.name === "messageSearch");
+        const dates = Boolean(search && search.args.some((a) => a.name === "since"));
+        setViewer({ ...data.viewer, dates });
+        return undefined;
+      })
+      .catch((error) => {
+        if (error.name === "AbortError") return;
+        if (error instanceof AuthError) onAuthError();
+        else setViewerError(error);
+      });
+    return () => controller.abort();
+  }, [token, retryViewer, signOut, onAuthError]);
+
+  useEffect(() => {
+    document.title = url.q ? `${url.q} · Recall` : "Messages · Recall";
+  }, [url.q]);
+
+  if (!token) {
+    return html`<${SignIn} notice=${notice} onToken=${(t) => {
+      storeToken(t);
+      setNotice("");
+      setToken(t);
+    }} />`;
+  }
+  if (viewerError) {
+    return html`<main class="center"><${ErrorBox} error=${viewerError} onRetry=${() => setRetryViewer((n) => n + 1)} /></main>`;
+  }
+  if (!viewer) return html`<main class="center"><p class="status" role="status">Loading your workspace…</p></main>`;
+
+  const open = url.open && url.in ? { messageId: url.open, scopeId: url.in } : null;
+  const openResult = (edge) => {
+    openedHere.current = true;
+    navigate({ open: edge.node.id, in: edge.node.scope.id }, { push: true });
+  };
+  const closeConversation = () => {
+    const id = urlRef.current.open;
+    if (openedHere.current) {
+      openedHere.current = false;
+      window.history.back();
+    } else {
+      navigate({ open: "", in: "" }, { push: true });
+    }
+    window.setTimeout(() => {
+      const link = document.querySelector(`.result[data-message-id="${CSS.escape(id)}"]`);
+      if (link) link.focus();
+    }, 50);
+  };
+
+  return html`
+    <${Header} viewer=${viewer} onSignOut=${() => signOut(SIGNED_OUT.signedOut)} />
+    <main class=${open ? "layout has-conversation" : "layout"}>
+      <div class="search-column">
+        <${SearchForm} viewer=${viewer} url=${url} navigate=${navigate} />
+        <${Results}
+          token=${token}
+          url=${url}
+          dates=${viewer.dates}
+          onAuthError=${onAuthError}
+          onOpen=${openResult}
+          openId=${open && open.messageId}
+          navigate=${navigate}
+        />
+      </div>
+      ${open &&
+      html`<${Conversation}
+        key=${open.messageId}
+        token=${token}
+        scopeId=${open.scopeId}
+        messageId=${open.messageId}
+        onClose=${closeConversation}
+        onAuthError=${onAuthError}
+      />`}
+    </main>
+  `;
+}
+
+function SignIn({ notice, onToken }) {
+  const [value, setValue] = useState("");
+  const input = useRef();
+  useEffect(() => input.current && input.current.focus(), []);
+  const submit = (event) => {
+    event.preventDefault();
+    const token = value.trim().replace(/^Bearer\s+/i, "");
+    if (token) onToken(token);
+  };
+  return html`
+    <main class="center">
+      <form class="card signin" onSubmit=${submit} aria-labelledby="signin-title">
+        <h1 id="signin-title"><span class="logo" aria-hidden="true">R</span> Sign in to Recall</h1>
+        ${notice && html`<p class="notice" role="alert">${notice}</p>`}
+        <label for="token">Member token</label>
+        <input
+          id="token"
+          ref=${input}
+          type="password"
+          autocomplete="off"
+          spellcheck="false"
+          placeholder="rcm_…"
+          value=${value}
+          onInput=${(e) => setValue(e.currentTarget.value)}
+          aria-describedby="token-help"
+        />
+        <button type="submit" class="primary" disabled=${!value.trim()}>Sign in</button>
+        <div id="token-help" class="help">
+          <p>Paste the token you were given, or mint one with <code>recall token member WORKSPACE KEY</code>.</p>
+          <p><code>recall serve --demo</code> prints a link that signs the demo person in.</p>
+          <p>The token stays in this browser tab (session storage) and is sent only to this server.</p>
+        </div>
+      </form>
+    </main>
+  `;
+}
+
+function Header({ viewer, onSignOut }) {
+  return html`
+    <header class="topbar">
+      <a class="brand" href="/"><span class="logo" aria-hidden="true">R</span> Recall</a>
+      <nav aria-label="Sections">
+        <a href="/" aria-current="page">Messages</a>
+        <a href="/graphql">GraphiQL</a>
+      </nav>
+      <div class="who">
+        <span class="who-name" title=${`${viewer.member.name} in ${viewer.workspace.name}`}>
+          ${viewer.member.name} · ${viewer.workspace.name}
+        </span>
+        <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
+      </div>
+    </header>
+  `;
+}
+
+function SearchForm({ viewer, url, navigate }) {
+  const [text, setText] = useState(url.q);
+  const timer = useRef(null);
+  const lastTyped = useRef(0);
+  // Back/forward or a link changed the query: show it.
+  useEffect(() => {
+    setText((current) => (current.trim() === url.q ? current : url.q));
+  }, [url.q]);
+  useEffect(() => () => window.clearTimeout(timer.current), []);
+
+  const commit = (value, { now }) => {
+    window.clearTimeout(timer.current);
+    const apply = () => {
+      // One history entry per pause in typing, not per keystroke.
+      const push = Date.now() - lastTyped.current > 1500;
+      lastTyped.current = Date.now();
+      navigate({ q: value.trim(), open: "", in: "" }, { push });
+    };
+    if (now) apply();
+    else timer.current = window.setTimeout(apply, DEBOUNCE_MS);
+  };
+  const onKeyDown = (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      commit(text, { now: true });
+    } else if (event.key === "ArrowDown") {
+      const first = document.querySelector(".result");
+      if (first) {
+        event.preventDefault();
+        first.focus();
+      }
+    }
+  };
+  return html`
+    <form class="search" role="search" onSubmit=${(e) => e.preventDefault()}>
+      <div class="search-box">
+        <input
+          type="search"
+          id="q"
+          aria-label="Search messages"
+          aria-describedby="syntax"
+          placeholder="Search messages"
+          autocomplete="off"
+          spellcheck="false"
+          value=${text}
+          onInput=${(e) => {
+            setText(e.currentTarget.value);
+            commit(e.currentTarget.value, { now: false });
+          }}
+          onKeyDown=${onKeyDown}
+        />
+      </div>
+      <p id="syntax" class="syntax">
+        <span><code>words</code> all must appear</span>
+        <span><code>"exact phrase"</code></span>
+        <span><code>-word</code> excludes</span>
+        <span>Chinese, Japanese and Korean work too</span>
+      </p>
+      <${Filters} viewer=${viewer} url=${url} navigate=${navigate} />
+    </form>
+  `;
+}
+
+function uniqueNames(people) {
+  const count = new Map();
+  for (const p of people) count.set(p.name, (count.get(p.name) || 0) + 1);
+  return (p) => (count.get(p.name) > 1 ? `${p.name} (${p.key})` : p.name);
+}
+
+function Filters({ viewer, url, navigate }) {
+  const { scopes, members, agents } = viewer.workspace;
+  const groups = [
+    ["Channels", scopes.filter((s) => s.kind === "channel")],
+    ["Direct messages", scopes.filter((s) => s.kind === "dm")],
+    ["Threads", scopes.filter((s) => s.kind === "thread")],
+  ];
+  const nameOf = uniqueNames(members);
+  const owners = [...new Map(agents.map((a) => [a.owner.id, a.owner])).values()];
+  const set = (patch) => navigate({ ...patch, open: "", in: "" }, { push: true });
+  const any = url.channel || url.author || url.since || url.until;
+  const byLabel = (a, b) => a.label.localeCompare(b.label);
+  return html`
+    <div class="filters">
+      <label class="field">
+        <span>Channel</span>
+        <select value=${url.channel} onChange=${(e) => set({ channel: e.currentTarget.value })}>
+          <option value="">All</option>
+          ${groups.map(
+            ([label, list]) =>
+              list.length > 0 &&
+              html`<optgroup label=${label}>
+                ${list
+                  .map((s) => ({ id: s.id, label: scopeLabel(s) }))
+                  .sort(byLabel)
+                  .map((s) => html`<option value=${s.id}>${s.label}</option>`)}
+              </optgroup>`
+          )}
+        </select>
+      </label>
+      <label class="field">
+        <span>Author</span>
+        <select value=${url.author} onChange=${(e) => set({ author: e.currentTarget.value })}>
+          <option value="">Anyone</option>
+          <optgroup label="People">
+            ${members.map((m) => html`<option value=${`MEMBER:${m.id}`}>${nameOf(m)}</option>`)}
+          </optgroup>
+          ${agents.length > 0 &&
+          html`<optgroup label="Agents">
+            ${agents.map((a) => html`<option value=${`AGENT:${a.id}`}>${a.name} (agent of ${a.owner.name})</option>`)}
+          </optgroup>`}
+          ${owners.length > 0 &&
+          html`<optgroup label="Agents of a person">
+            ${owners.map((o) => html`<option value=${`MEMBER_AGENTS:${o.id}`}>Agents of ${o.name}</option>`)}
+          </optgroup>`}
+        </select>
+      </label>
+      <label class="field">
+        <span>From</span>
+        <input
+          type="date"
+          value=${url.since}
+          max=${url.until || undefined}
+          disabled=${!viewer.dates}
+          title=${viewer.dates ? "Messages from this day on" : "This server does not filter by date yet"}
+          onChange=${(e) => set({ since: e.currentTarget.value })}
+        />
+      </label>
+      <label class="field">
+        <span>To</span>
+        <input
+          type="date"
+          value=${url.until}
+          min=${url.since || undefined}
+          disabled=${!viewer.dates}
+          title=${viewer.dates ? "Messages up to the end of this day" : "This server does not filter by date yet"}
+          onChange=${(e) => set({ until: e.currentTarget.value })}
+        />
+      </label>
+      ${any &&
+      html`<button type="button" class="link clear" onClick=${() => set({ channel: "", author: "", since: "", until: "" })}>
+        Clear filters
+      </button>`}
+    </div>
+  `;
+}
+
+function searchVariables(url, dates) {
+  const variables = { query: url.q, scopeId: url.channel || null, author: null };
+  if (url.author) {
+    const [kind, id] = url.author.split(":");
+    if (kind && id) variables.author = { kind, id };
+  }
+  // Only where the server has since/until (an older one would reject the whole search).
+  const since = dates && url.since && localMidnight(url.since);
+  const until = dates && url.until && localMidnight(url.until, 1);
+  if (since) variables.since = since;
+  if (until) variables.until = until;
+  return variables;
+}
+
+const IDLE = { status: "idle", items: [], pageInfo: null, error: null, stopped: false };
+
+// messageSearch pages. A page whose candidate budget ran out may be short or empty: keep going
+// from endCursor by itself (up to AUTO_CONTINUE pages in a row) while hasNextPage, saying it is
+// still searching older messages; never "no results" while hasNextPage is true.
+function useSearch(token, url, dates, onAuthError) {
+  const [search, setSearch] = useState(IDLE);
+  const actions = useRef({ more() {}, retry() {} });
+  // Stable handlers for the current search (actions.current changes with each search).
+  const handlers = useRef({ more: () => actions.current.more(), retry: () => actions.current.retry() });
+  const key = JSON.stringify([url.q, url.channel, url.author, dates && url.since, dates && url.until]);
+  useEffect(() => {
+    if (!url.q.trim()) {
+      setSearch(IDLE);
+      return undefined;
+    }
+    const controller = new AbortController();
+    const variables = searchVariables(url, dates);
+    const doc = searchQuery(variables);
+    let state = { ...IDLE, status: "loading" };
+    const update = (patch) => {
+      state = { ...state, ...patch };
+      if (!controller.signal.aborted) setSearch(state);
+    };
+    update({});
+    const page = async (after, auto, found) => {
+      try {
+        const data = await gql(token, doc, { ...variables, first: PAGE, after }, controller.signal);
+        const conn = data.messageSearch;
+        const seen = new Set(state.items.map((e) => e.node.id));
+        const items = state.items.concat(conn.edges.filter((e) => !seen.has(e.node.id)));
+        const total = found + conn.edges.length;
+        const short = conn.candidateBudgetExhausted && conn.pageInfo.hasNextPage && total < PAGE;
+        const again = short && auto < AUTO_CONTINUE;
+        update({ items, pageInfo: conn.pageInfo, status: again ? "continuing" : "done", stopped: short && !again, error: null });
+        if (again) await page(conn.pageInfo.endCursor, auto + 1, total);
+      } catch (error) {
+        if (error.name === "AbortError" || controller.signal.aborted) return;
+        if (error instanceof AuthError) onAuthError();
+        else update({ status: "error", error });
+      }
+    };
+    const resume = (status) => {
+      if (state.status !== "done" && state.status !== "error") return;
+      if (state.pageInfo && !state.pageInfo.hasNextPage && state.status !== "error") return;
+      update({ status: state.items.length || state.pageInfo ? status : "loading", error: null, stopped: false });
+      page(state.pageInfo ? state.pageInfo.endCursor : null, 0, 0);
+    };
+    actions.current = { more: () => resume("more"), retry: () => resume("more") };
+    page(null, 0, 0);
+    return () => controller.abort();
+  }, [token, key]);
+  return [search, handlers.current];
+}
+
+function Results({ token, url, dates, onAuthError, onOpen, openId, navigate }) {
+  const [search, actions] = useSearch(token, url, dates, onAuthError);
+  const sentinel = useRef();
+  const list = useRef();
+  const { status, items, pageInfo, error, stopped } = search;
+  const hasNext = Boolean(pageInfo && pageInfo.hasNextPage);
+
+  // Infinite scroll: the "More results" button loads by itself once it scrolls into view.
+  useEffect(() => {
+    const target = sentinel.current;
+    if (!target || status !== "done" || !hasNext || stopped) return undefined;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) actions.more();
+    });
+    observer.observe(target);
+    return () => observer.disconnect();
+  }, [status, hasNext, stopped, items.length]);
+
+  const onKeyDown = (event) => {
+    const links = [...list.current.querySelectorAll(".result")];
+    const at = links.indexOf(document.activeElement);
+    let next = null;
+    if (event.key === "ArrowDown") next = Math.min(at + 1, links.length - 1);
+    else if (event.key === "ArrowUp") next = at - 1;
+    else if (event.key === "Home") next = 0;
+    else if (event.key === "End") next = links.length - 1;
+    else if (event.key === "Escape") next = -1;
+    else return;
+    event.preventDefault();
+    if (next < 0) document.getElementById("q").focus();
+    else if (links[next]) links[next].focus();
+  };
+
+  if (status === "idle") {
+    return html`
+      <section class="results empty-state" aria-label="Search results">
+        <p>Search every channel, DM and thread you can read. Newest first.</p>
+        <p class="examples">
+          Try:
+          ${EXAMPLES.map(
+            (q) =>
+              html`<button type="button" class="chip" onClick=${() => navigate({ q, open: "", in: "" }, { push: true })}>${q}</button>`
+          )}
+        </p>
+      </section>
+    `;
+  }
+
+  let summary = "";
+  if (status === "loading") summary = "Searching…";
+  else if (items.length > 0) summary = `${items.length}${hasNext ? "+" : ""} message${items.length === 1 && !hasNext ? "" : "s"}`;
+
+  return html`
+    <section class="results" aria-label="Search results" aria-busy=${status === "loading" || status === "continuing"}>
+      <p class="summary" role="status" aria-live="polite">${summary}</p>
+      <ol class="result-list" ref=${list} onKeyDown=${onKeyDown}>
+        ${items.map(
+          (edge) => html`<li key=${edge.node.id}>
+            <${Result} edge=${edge} url=${url} selected=${edge.node.id === openId} onOpen=${onOpen} />
+          </li>`
+        )}
+      </ol>
+      <div class="after-results">
+        ${status === "continuing" &&
+        html`<p class="status searching" role="status"><span class="spinner" aria-hidden="true"></span>
+          Still searching older messages…</p>`}
+        ${status === "more" && html`<p class="status" role="status"><span class="spinner" aria-hidden="true"></span> Loading more…</p>`}
+        ${status === "error" && html`<${ErrorBox} error=${error} onRetry=${actions.retry} />`}
+        ${status === "done" &&
+        hasNext &&
+        stopped &&
+        html`<p class="status">
+          Still searching older messages: the newest ones had no ${items.length ? "more " : ""}matches you can read.
+        </p>`}
+        ${status === "done" &&
+        hasNext &&
+        html`<button type="button" class="more" ref=${sentinel} onClick=${actions.more}>
+          ${stopped ? "Keep searching older messages" : "More results"}
+        </button>`}
+        ${status === "done" &&
+        !hasNext &&
+        items.length === 0 &&
+        html`<div class="nothing" role="status">
+          <p><strong>No messages match “${url.q}”</strong>${url.channel || url.author || url.since || url.until ? " with these filters" : ""}.</p>
+          <p>Every word must appear; try fewer words, or clear the filters.</p>
+        </div>`}
+        ${status === "done" && !hasNext && items.length > 0 && html`<p class="end">No more results.</p>`}
+      </div>
+    </section>
+  `;
+}
+
+function Highlighted({ body, ranges }) {
+  return segments(body, ranges).map((s) => (s.hit ? html`<mark>${s.text}</mark>` : s.text));
+}
+
+function Author({ author }) {
+  const agent = author && author.__typename !== "Member";
+  return html`<span class="author">${authorName(author)}${agent && html` <span class="badge">agent</span>`}</span>`;
+}
+
+function Time({ iso }) {
+  const t = when(iso);
+  return html`<time datetime=${iso} title=${t.full}>${t.short}</time>`;
+}
+
+function Result({ edge, url, selected, onOpen }) {
+  const m = edge.node;
+  const href = stateHash({ ...url, open: m.id, in: m.scope.id });
+  const onClick = (event) => {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    onOpen(edge);
+  };
+  return html`
+    <a class=${selected ? "result selected" : "result"} href=${href} data-message-id=${m.id} data-ranges=${JSON.stringify(edge.highlights)} onClick=${onClick}>
+      <span class="meta">
+        <${Author} author=${m.author} />
+        <span class="where">${scopeLabel(m.scope)}</span>
+        <${Time} iso=${m.createdAt} />
+      </span>
+      <span class="body"><${Highlighted} body=${m.body} ranges=${edge.highlights} /></span>
+    </a>
+  `;
+}
+
+// A hit's conversation: Scope.messages(around:), the hit centered, flashed and marked
+// aria-current; earlier and later messages load when scrolled to (or with the buttons).
+function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
+  const [conv, setConv] = useState({ status: "loading", scope: null, edges: [], pageInfo: null, error: null, loading: "" });
+  const [ranges] = useState(() => hitRanges(messageId));
+  const [attempt, setAttempt] = useState(0);
+  const panel = useRef();
+  const hit = useRef();
+  const centered = useRef(false);
+  const armed = useRef(false);
+  const keep = useRef(null);
+  const convRef = useRef(conv);
+  convRef.current = conv;
+
+  useEffect(() => {
+    const controller = new AbortController();
+    gql(token, CONVERSATION, { scope: scopeId, around: messageId, first: AROUND, last: AROUND }, controller.signal)
+      .then((data) => {
+        const scope = data.node;
+        if (!scope || !scope.messages) {
+          setConv((c) => ({ ...c, status: "missing" }));
+          return;
+        }
+        setConv({ status: "ready", scope, edges: scope.messages.edges, pageInfo: scope.messages.pageInfo, error: null, loading: "" });
+      })
+      .catch((error) => {
+        if (error.name === "AbortError") return;
+        if (error instanceof AuthError) onAuthError();
+        else setConv((c) => ({ ...c, status: "error", error }));
+      });
+    return () => controller.abort();
+  }, [token, scopeId, messageId, attempt]);
+
+  const load = async (direction) => {
+    const c = convRef.current;
+    if (c.status !== "ready" || c.loading || !c.pageInfo) return;
+    const earlier = direction === "earlier";
+    if (earlier ? !c.pageInfo.hasPreviousPage : !c.pageInfo.hasNextPage) return;
+    setConv({ ...c, loading: direction });
+    const variables = earlier
+      ? { scope: scopeId, last: MORE_ROWS, before: c.pageInfo.startCursor }
+      : { scope: scopeId, first: MORE_ROWS, after: c.pageInfo.endCursor };
+    try {
+      const data = await gql(token, CONVERSATION, variables);
+      const page = data.node.messages;
+      const now = convRef.current;
+      if (earlier) keep.current = panel.current.scrollHeight - panel.current.scrollTop;
+      setConv({
+        ...now,
+        loading: "",
+        edges: earlier ? [...page.edges, ...now.edges] : [...now.edges, ...page.edges],
+        pageInfo: earlier
+          ? { ...now.pageInfo, hasPreviousPage: page.pageInfo.hasPreviousPage, startCursor: page.pageInfo.startCursor }
+          : { ...now.pageInfo, hasNextPage: page.pageInfo.hasNextPage, endCursor: page.pageInfo.endCursor },
+      });
+    } catch (error) {
+      if (error instanceof AuthError) onAuthError();
+      else setConv({ ...convRef.current, loading: "", error });
+    }
+  };
+
+  useLayoutEffect(() => {
+    const box = panel.current;
+    if (!box || conv.status !== "ready") return;
+    if (keep.current !== null) {
+      // Earlier messages were put above: keep what was on screen where it was.
+      box.scrollTop = box.scrollHeight - keep.current;
+      keep.current = null;
+    }
+    if (!centered.current && hit.current) {
+      centered.current = true;
+      const row = hit.current;
+      box.scrollTop = row.offsetTop - box.clientHeight / 2 + row.offsetHeight / 2;
+      row.focus({ preventScroll: true });
+      // Loading on scroll starts once the person scrolls, not because of the centering.
+      window.setTimeout(() => (armed.current = true), 400);
+    }
+  }, [conv]);
+
+  const onScroll = () => {
+    const box = panel.current;
+    if (!armed.current || !box) return;
+    if (box.scrollTop < 120) load("earlier");
+    else if (box.scrollHeight - box.scrollTop - box.clientHeight < 120) load("later");
+  };
+  const onKeyDown = (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      onClose();
+    }
+  };
+
+  const scope = conv.scope;
+  const title = scope ? scopeLabel(scope) : "Conversation";
+  return html`
+    <section class="conversation" aria-label=${`Conversation: ${title}`} onKeyDown=${onKeyDown}>
+      <header class="conversation-head">
+        <button type="button" class="back" onClick=${onClose} aria-label="Back to results">← Results</button>
+        <h2>${title}</h2>
+      </header>
+      <div class="conversation-body" ref=${panel} onScroll=${onScroll}>
+        ${conv.status === "loading" && html`<p class="status" role="status">Opening the conversation…</p>`}
+        ${conv.status === "missing" && html`<p class="status">This conversation is not available to you.</p>`}
+        ${conv.status === "error" && html`<${ErrorBox}
+          error=${conv.error}
+          onRetry=${() => {
+            setConv((c) => ({ ...c, status: "loading", error: null }));
+            setAttempt((n) => n + 1);
+          }}
+        />`}
+        ${conv.status === "ready" &&
+        html`
+          ${conv.pageInfo.hasPreviousPage
+            ? html`<button type="button" class="load" onClick=${() => load("earlier")} disabled=${conv.loading === "earlier"}>
+                ${conv.loading === "earlier" ? "Loading earlier messages…" : "Load earlier messages"}
+              </button>`
+            : html`<p class="edge-note">Start of the conversation</p>`}
+          <ol class="rows">
+            ${conv.edges.map((edge) => {
+              const m = edge.node;
+              const isHit = m.id === messageId;
+              return html`<li
+                key=${m.id}
+                class=${isHit ? "row hit flash" : "row"}
+                data-row-id=${m.id}
+                aria-current=${isHit ? "true" : undefined}
+                tabindex=${isHit ? "-1" : undefined}
+                ref=${isHit ? hit : undefined}
+              >
+                <span class="meta"><${Author} author=${m.author} /><${Time} iso=${m.createdAt} /></span>
+                <span class="body">${isHit ? html`<${Highlighted} body=${m.body} ranges=${ranges} />` : m.body}</span>
+              </li>`;
+            })}
+          </ol>
+          ${!conv.edges.some((e) => e.node.id === messageId) &&
+          html`<p class="status">That message is no longer in this conversation.</p>`}
+          ${conv.error && html`<${ErrorBox} error=${conv.error} onRetry=${() => setConv({ ...conv, error: null })} />`}
+          ${conv.pageInfo.hasNextPage
+            ? html`<button type="button" class="load" onClick=${() => load("later")} disabled=${conv.loading === "later"}>
+                ${conv.loading === "later" ? "Loading later messages…" : "Load later messages"}
+              </button>`
+            : html`<p class="edge-note">Latest message</p>`}
+        `}
+      </div>
+    </section>
+  `;
+}
+
+// The hit's highlights come from its search result (the server's ranges), when it is on the page.
+function hitRanges(messageId) {
+  const link = document.querySelector(`.result[data-message-id="${CSS.escape(messageId)}"]`);
+  return link && link.dataset.ranges ? JSON.parse(link.dataset.ranges) : [];
+}
+
+function ErrorBox({ error, onRetry }) {
+  let title = "Something went wrong";
+  let text = error && error.message;
+  if (error instanceof NetworkError) {
+    title = "Cannot reach Recall";
+    text = "The request did not get through. Check your connection, or that `recall serve` is running, and try again.";
+  } else if (error instanceof ApiError && error.code === "SEARCH_UNAVAILABLE") {
+    title = "Search is not available yet";
+    text = "This workspace's search index is still being prepared. Try again in a minute.";
+  } else if (error instanceof ApiError && error.code === "BAD_USER_INPUT") {
+    title = "That search cannot run";
+  } else if (error instanceof ApiError && error.code === "INVALID_CURSOR") {
+    title = "The results changed";
+    text = "Search again to start from the newest messages.";
+  }
+  return html`
+    <div class="error" role="alert">
+      <p><strong>${title}</strong></p>
+      ${text && html`<p>${text}</p>`}
+      ${error instanceof ApiError && error.code && html`<p class="code">${error.code}</p>`}
+      ${onRetry && html`<button type="button" onClick=${onRetry}>Try again</button>`}
+    </div>
+  `;
+}
+
+render(html`<${App} />`, document.getElementById("app"));

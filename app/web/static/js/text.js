@@ -1,0 +1,79 @@
+// Pure helpers: highlight segments, labels, times, and the state kept in the URL fragment.
+
+/**
+ * Split `body` at the server's highlight ranges (UTF-16 code units, which is what JavaScript
+ * strings index): [{text, hit}]. Ranges are used as given, never re-computed here; out of
+ * range or overlapping ones are clamped rather than trusted blindly.
+ */
+export function segments(body, ranges) {
+  const out = [];
+  let at = 0;
+  const sorted = [...(ranges || [])].sort((a, b) => a.start - b.start);
+  for (const { start, end } of sorted) {
+    const s = Math.max(at, Math.min(start, body.length));
+    const e = Math.max(s, Math.min(end, body.length));
+    if (e === s) continue;
+    if (s > at) out.push({ text: body.slice(at, s), hit: false });
+    out.push({ text: body.slice(s, e), hit: true });
+    at = e;
+  }
+  if (at < body.length || out.length === 0) out.push({ text: body.slice(at), hit: false });
+  return out;
+}
+
+/** `#general`, `#leadership (private)`, `DM: alice-bob`, `Thread in #general`. */
+export function scopeLabel(scope) {
+  if (!scope) return "";
+  if (scope.kind === "thread") {
+    const parent = scope.parent;
+    return parent ? `Thread in #${parent.name || parent.key}` : "Thread";
+  }
+  if (scope.kind === "dm") return `DM: ${scope.name || scope.key.replace(/^dm-/, "")}`;
+  const name = `#${scope.name || scope.key}`;
+  return scope.visibility === "private" ? `${name} (private)` : name;
+}
+
+export function authorName(author) {
+  if (!author) return "Unknown";
+  if (author.__typename === "DeletedAgent") return author.name || "Deleted agent";
+  return author.name;
+}
+
+const SHORT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const FULL = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "long" });
+
+export function when(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? { short: iso, full: iso } : { short: SHORT.format(date), full: FULL.format(date) };
+}
+
+/** A YYYY-MM-DD date as the instant of local midnight, `days` later: an ISO string. */
+export function localMidnight(day, days = 0) {
+  const [y, m, d] = day.split("-").map(Number);
+  if (!y || !m || !d) return null;
+  return new Date(y, m - 1, d + days).toISOString();
+}
+
+// The URL fragment holds the whole page state (a search is shareable and the back button
+// works), and a fragment never reaches a server log. `token` is read once and removed.
+export const STATE_KEYS = ["q", "channel", "author", "since", "until", "open", "in"];
+
+export function readState(hash = window.location.hash) {
+  const params = new URLSearchParams(hash.replace(/^#/, ""));
+  const state = {};
+  for (const key of STATE_KEYS) state[key] = params.get(key) || "";
+  return { state, token: params.get("token") || "" };
+}
+
+export function stateHash(state) {
+  const params = new URLSearchParams();
+  for (const key of STATE_KEYS) if (state[key]) params.set(key, state[key]);
+  const text = params.toString();
+  return text ? `#${text}` : "";
+}
+
+export function writeState(state, { push }) {
+  const url = window.location.pathname + window.location.search + stateHash(state);
+  if (push) window.history.pushState(null, "", url);
+  else window.history.replaceState(null, "", url);
+}

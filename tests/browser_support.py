@@ -1,0 +1,96 @@
+"""Browser tests' harness: Recall under a real uvicorn on 127.0.0.1 (a background thread), and
+Debian's chromium driven by Playwright for Python (no browser download).
+
+Without /usr/bin/chromium (or the playwright package) the browser tests skip with the reason;
+with RECALL_REQUIRE_BROWSER=1 (CI, .ci/run) they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = os.environ.get("RECALL_SCREENSHOTS", "")
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[test]')"
+    if not CHROMIUM.exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+def require_browser() -> None:
+    reason = browser_missing()
+    if reason is None:
+        return
+    if os.environ.get("RECALL_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"RECALL_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(f"browser tests skipped: {reason}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def running_server(dsn: str) -> Iterator[str]:
+    """`recall serve`'s app on a free port of 127.0.0.1, in a thread; yields its base URL."""
+    import uvicorn
+
+    from app.server import create_app
+    from app.settings import Settings
+
+    port = free_port()
+    app = create_app(Settings(), dsn)  # type: ignore[call-arg]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="recall-uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+async def screenshot(page: Any, name: str) -> None:
+    """With RECALL_SCREENSHOTS=DIR, keep a screenshot of this state as DIR/NAME.png."""
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
+
+
+def chromium_path() -> str:
+    return str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium") or CHROMIUM)
