@@ -196,3 +196,27 @@ async def test_a_retried_reply_with_the_same_client_id_is_posted_once(
     assert await db.fetchval("select count(*) from messages where body = 'Noted: Friday'") == 1
     other = await client.gql(mutation, {"body": "Noted: Friday", "id": "r-2"}, token=alice_turn)
     assert other["postReply"]["message"]["id"] != first["postReply"]["message"]["id"]
+
+
+async def test_introspection_is_not_limited_by_request_cost(client: Any, alice: str):
+    from graphql import get_introspection_query
+
+    result = await client.post(get_introspection_query(descriptions=True), token=alice)
+    assert result.status == 200 and not result.errors, result.errors[:1]
+    assert result.data["__schema"]["queryType"]["name"] == "Query"
+
+
+async def test_nested_introspection_is_refused_for_its_size(client: Any, alice: str):
+    # graphql-core's own introspection depth rule refuses deep nesting; the size estimate
+    # refuses what stays under that depth but still multiplies out.
+    for levels in (3, 6):
+        nested = (
+            "{ __schema { types { "
+            + "fields { type { " * levels
+            + "name"
+            + " } }" * levels
+            + " } } }"
+        )
+        result = await client.post(nested, token=alice)
+        assert result.status == 400, result.body
+        assert result.codes[0] in ("QUERY_TOO_COMPLEX", "BAD_USER_INPUT"), result.body

@@ -46,6 +46,7 @@ MAX_ALIASES = 50
 # A page of 100 messageSearch hits, each opened around with 20 lines of context and their
 # authors and scopes, is ~15,000; the fan-out that once took 66 s and 921 MB was ~10^7.
 MAX_COST = 50_000
+MAX_INTROSPECTION = 1_000_000
 
 # Lists whose length no argument bounds. Their sizes are what Recall returns at most
 # (evidence: the ledger cap) or a nominal size for directory listings.
@@ -54,6 +55,9 @@ _LIST_SIZES = {
     ("Turn", "evidence"): 400,
     ("HistorySearchConnection", "messageIds"): 100,
 }
+_META_FIELDS = {"__schema": "__Schema", "__type": "__Type"}
+# Fields, arguments, enum values... of one type, in Recall's schema: a generous average.
+_INTROSPECTION_LIST = 10
 # Lists sized by their parent's page (a connection's edges) or tiny by construction: counted once.
 _PAGE_LISTS = frozenset(
     {"edges", "highlights", "why", "before", "after", "selected", "exclusions", "searches"}
@@ -79,6 +83,9 @@ class Shape:
     depth: int
     aliases: int
     cost: int
+    # The estimated size of introspection answers, kept apart: GraphiQL's schema fetch alone
+    # estimates at ~270k with generous per-type sizes, far above any data query's budget.
+    introspection: int = 0
 
 
 def measure(
@@ -126,20 +133,22 @@ class _Walker:
         self.schema = schema
         self.fragments = fragments
         self.variables = variables
-        self.memo: dict[tuple[str, str], Shape] = {}
+        self.memo: dict[tuple[str, str, bool], Shape] = {}
         self.in_progress: set[str] = set()
+        self.introspecting = False
 
     def selection_set(
         self, node: SelectionSetNode | None, parent: GraphQLNamedType | None
     ) -> Shape:
         if node is None:
             return Shape(0, 0, 0)
-        depth = aliases = cost = 0
+        depth = aliases = cost = introspection = 0
         for shape in self._selections(node, parent):
             depth = max(depth, shape.depth)
             aliases += shape.aliases
             cost += shape.cost
-        return Shape(depth, aliases, cost)
+            introspection += shape.introspection
+        return Shape(depth, aliases, cost, introspection)
 
     def _selections(
         self, node: SelectionSetNode, parent: GraphQLNamedType | None
@@ -162,7 +171,7 @@ class _Walker:
         if fragment is None or name in self.in_progress:
             return Shape(0, 0, 0)  # unknown or cyclic: validation rejects the document
         on = fragment.type_condition.name.value
-        key = (name, on)
+        key = (name, on, self.introspecting)
         if key not in self.memo:
             self.in_progress.add(name)
             self.memo[key] = self.selection_set(fragment.selection_set, self._type(on))
@@ -171,8 +180,20 @@ class _Walker:
 
     def _field(self, node: FieldNode, parent: GraphQLNamedType | None) -> Shape:
         name = node.name.value
+        if name in ("__schema", "__type") and not self.introspecting:
+            # Introspection (GraphiQL's schema fetch nests TypeRef nine levels deep): counted
+            # for its cost with the schema's real sizes, not for its depth, which clients do
+            # not choose. A query nesting `fields { type { fields ...` still multiplies out.
+            self.introspecting = True
+            try:
+                inner = self._field(node, parent)
+            finally:
+                self.introspecting = False
+            return Shape(0, inner.aliases, 0, inner.cost)
         field_type: Any = None
-        if isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
+        if name in _META_FIELDS:  # not in any type's field map
+            field_type = self.schema.type_map.get(_META_FIELDS[name])
+        elif isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
             definition = parent.fields.get(name)
             field_type = definition.type if definition is not None else None
         child = self.selection_set(node.selection_set, _named(field_type))
@@ -182,6 +203,7 @@ class _Walker:
             # Aliases are names in the document: a list repeats them, it does not add any.
             aliases=(1 if node.alias is not None else 0) + child.aliases,
             cost=1 + size * child.cost,
+            introspection=size * child.introspection,
         )
 
     def _list_size(self, node: FieldNode, parent: GraphQLNamedType | None, field_type: Any) -> int:
@@ -198,6 +220,8 @@ class _Walker:
             return max(1, first + last + around)
         if not _is_list(field_type) or name in _PAGE_LISTS:
             return 1
+        if self.introspecting:
+            return len(self.schema.type_map) if name == "types" else _INTROSPECTION_LIST
         parent_name = parent.name if parent is not None else ""
         return _LIST_SIZES.get((parent_name, name), _UNBOUNDED_LIST)
 
@@ -252,6 +276,13 @@ def check(shape: Shape) -> None:
             f"the query has {shape.aliases} aliases; at most {MAX_ALIASES}",
             aliases=shape.aliases,
             limit=MAX_ALIASES,
+        )
+    if shape.introspection > MAX_INTROSPECTION:
+        raise QueryTooComplex(
+            f"the introspection query could return about {shape.introspection} values; at"
+            f" most {MAX_INTROSPECTION}",
+            cost=shape.introspection,
+            limit=MAX_INTROSPECTION,
         )
     if shape.cost > MAX_COST:
         raise QueryTooComplex(
