@@ -15,6 +15,9 @@ from typing import Any, TypeAlias
 
 import asyncpg
 
+from app.observability import context
+from app.observability.metrics import POOL_WAITING
+
 # A pooled connection (asyncpg hands out proxies).
 _Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 
@@ -39,7 +42,8 @@ class Session:
 
     async def _connection(self) -> _Conn:
         if self._conn is None:
-            self._conn = await self._pool.acquire()
+            with POOL_WAITING.track_inprogress():
+                self._conn = await self._pool.acquire()
         return self._conn
 
     def allowed_audiences(self, destination: Sequence[Any]) -> list[int] | None:
@@ -111,6 +115,7 @@ class Session:
                 await tx.commit()
 
     async def close(self) -> None:
+        context.observe_session(self.statements, self.database_seconds)
         if self._conn is not None:
             conn, self._conn = self._conn, None
             await self._pool.release(conn)
