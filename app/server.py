@@ -4,24 +4,34 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import asyncpg
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.view import RecallGraphQL
 from app.db import create_pool
 from app.migrate import pending
+from app.observability import metrics, tracing
+from app.observability.middleware import RequestMiddleware
 from app.settings import Settings
 from app.web import routes as web_routes
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 
 class State(TypedDict):
@@ -35,9 +45,11 @@ def create_app(
     dsn: str,
     *,
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+    tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """The app, with one asyncpg pool opened and closed by the lifespan, and `background`
-    work (the demo's live stream) running while it serves."""
+    work (the demo's live stream) running while it serves. With a tracer provider, requests
+    and statements are traced (app.observability.tracing)."""
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
@@ -48,6 +60,7 @@ def create_app(
             statement_timeout_ms=settings.statement_timeout_ms,
             connect_timeout=settings.db_acquire_timeout,
         )
+        metrics.watch_pool(pool)
         tasks = [asyncio.create_task(work()) for work in background]
         try:
             yield {"pool": pool}
@@ -55,6 +68,7 @@ def create_app(
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            metrics.watch_pool(None)
             await pool.close()
 
     async def healthz(_request: Request) -> JSONResponse:
@@ -79,14 +93,39 @@ def create_app(
             )
         return JSONResponse({"status": "ready"})
 
+    async def metrics_endpoint(request: Request) -> Response:
+        pool: asyncpg.Pool | None = getattr(request.state, "pool", None)
+        if pool is not None:
+            await metrics.refresh_search_readiness(pool)
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
+
     graphql = RecallGraphQL(settings)
+    # Outermost first: the request id and headers wrap everything, CORS answers preflights.
+    middleware = [Middleware(RequestMiddleware, traced=tracer_provider is not None)]
+    if tracer_provider is not None:
+        # The server span around everything else, so the request id and outcome land on it.
+        middleware.insert(0, Middleware(tracing.instrument, tracer_provider))
+    if settings.cors_origin_list:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=settings.cors_origin_list,
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type", "accept", "x-request-id"],
+                expose_headers=["x-request-id"],
+                max_age=600,
+            )
+        )
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
+            Route("/metrics", metrics_endpoint),
             *web_routes(),
         ],
+        middleware=middleware,
         lifespan=lifespan,
     )
 
@@ -127,7 +166,7 @@ def serve(
         try:
             await migrate(conn)
             if demo:
-                return await _demo_banner(conn, host, port)
+                return await _demo_banner(conn, host, port, settings.recall_data_dir)
             return None
         finally:
             await conn.close()
@@ -140,32 +179,87 @@ def serve(
     # exit lets atexit run, so the embedded PostgreSQL stops if this was its last user.
     signal.signal(signal.SIGTERM, _exit_quietly)
     signal.signal(signal.SIGINT, _exit_quietly)
+    from app.observability.logging import configure_logging
+
+    configure_logging(settings.log_format, settings.log_level)
     background = []
     if demo_live:
         from app.demo_live import replay_demo_changes
 
         background.append(lambda: replay_demo_changes(dsn))
-    app = create_app(settings, dsn, background=background)
+    app = create_app(
+        settings, dsn, background=background, tracer_provider=tracing.provider_from_environment()
+    )
     # What exists now (modules, the schema, the app) lives as long as the process: moved out of
     # the collector's generations, it is not traversed again by every full collection, which
     # otherwise pauses a request now and then. Here, not in create_app: it is process-wide.
     gc.collect()
     gc.freeze()
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    # Logging is configured above (JSON lines); uvicorn's access log would print query strings.
+    uvicorn.run(
+        app, host=host, port=port, log_config=None, log_level=settings.log_level, access_log=False
+    )
+
+
+async def _demo_tokens(conn: asyncpg.Connection, info: Any, path: Path) -> tuple[str, str, str]:
+    """The demo's member, agent and connector tokens: the ones of the last start while they
+    still work (kept in `path`, readable only by this user), else new ones. So restarting
+    `recall serve --demo` neither invalidates pasted tokens nor piles up new ones."""
+    from app.data.readers import reader_for_token
+    from app.data.tokens import issue_actor_token, issue_connector_token
+
+    kept = _read_kept(path)
+    wanted = {
+        "member": (info.member_key, "member"),
+        "agent": (info.agent_key, "agent"),
+        "connector": (None, "connector"),
+    }
+    tokens: dict[str, str | None] = {}
+    for name, (actor_key, kind) in wanted.items():
+        old = kept.get(name)
+        reader = await reader_for_token(conn, old) if isinstance(old, str) else None
+        token: str
+        if reader is not None and reader.kind == kind and kept.get(f"{name}_key") == actor_key:
+            token = str(old)
+        else:
+            token = (
+                await issue_connector_token(conn, info.workspace_key)
+                if actor_key is None
+                else await issue_actor_token(conn, info.workspace_key, kind, actor_key)
+            )
+        tokens[name] = token
+        tokens[f"{name}_key"] = actor_key
+    _write_kept(path, tokens)
+    return str(tokens["member"]), str(tokens["agent"]), str(tokens["connector"])
+
+
+def _read_kept(path: Path) -> dict[str, Any]:
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return kept if isinstance(kept, dict) else {}
+
+
+def _write_kept(path: Path, tokens: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(tokens, out)
+    except OSError as e:
+        print(f"recall: could not keep the demo tokens in {path}: {e}", file=sys.stderr)
 
 
 def _exit_quietly(_signum: int, _frame: object) -> None:
     raise SystemExit(0)
 
 
-async def _demo_banner(conn: asyncpg.Connection, host: str, port: int) -> str:
-    from app.data.tokens import issue_actor_token, issue_connector_token
+async def _demo_banner(conn: asyncpg.Connection, host: str, port: int, data_dir: Path) -> str:
     from app.demo import ensure_demo
 
     info = await ensure_demo(conn, progress=sys.stderr)
-    member = await issue_actor_token(conn, info.workspace_key, "member", info.member_key)
-    agent = await issue_actor_token(conn, info.workspace_key, "agent", info.agent_key)
-    connector = await issue_connector_token(conn, info.workspace_key)
+    member, agent, connector = await _demo_tokens(conn, info, data_dir / "demo-tokens.json")
     url = f"http://{host}:{port}/graphql"
     return "\n".join(
         [

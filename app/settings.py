@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,6 +38,18 @@ class Settings(BaseSettings):
     statement_timeout_ms: int = Field(default=5000, alias="RECALL_STATEMENT_TIMEOUT_MS", ge=100)
     # The whole request's budget (all its statements and its GraphQL work): past it, TIMEOUT.
     request_timeout: float = Field(default=15.0, alias="RECALL_REQUEST_TIMEOUT", gt=0)
+    # Logs (docs/operations.md): JSON lines, or `text` for a terminal.
+    log_format: Literal["json", "text"] = Field(default="json", alias="RECALL_LOG_FORMAT")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", alias="RECALL_LOG_LEVEL"
+    )
+    # Origins allowed to call the API from a browser, comma-separated (`*` for any). Empty:
+    # CORS off, no Access-Control-* header is ever sent.
+    cors_origins: str = Field(default="", alias="RECALL_CORS_ORIGINS")
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [o.strip() for o in self.cors_origins.split(",") if o.strip()]
 
 
 @lru_cache(maxsize=1)

@@ -5,7 +5,8 @@
         -> app.search, app.history, app.changes, app.fixtures, app.demo   the surfaces, live
            changes and the import tooling
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
-            -> foundation   app.errors, app.settings, app.db, app.migrate, app.embedded_db
+            -> foundation   app.errors, app.settings, app.db, app.migrate, app.embedded_db,
+                            app.observability (metrics, traces, logs, the HTTP middleware)
 
 An import may only point down, or sideways within a layer (history uses search's query
 parsing); never up, and no two packages or modules may import each other, directly or round
@@ -38,6 +39,7 @@ LAYERS = {
     "app.db": 0,
     "app.migrate": 0,
     "app.embedded_db": 0,
+    "app.observability": 0,
 }
 # Frameworks of the layers above the data layer.
 _NOT_IN_DATA = ("strawberry", "graphql", "starlette", "aiodataloader")

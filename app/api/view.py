@@ -18,13 +18,13 @@ import logging
 from typing import Any
 
 import asyncpg
-from cross_web import HTTPException
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from app.api.context import Context
@@ -34,6 +34,7 @@ from app.data.readers import reader_for_token
 from app.data.session import Session
 from app.errors import RecallError, ServiceUnavailable, Timeout
 from app.history.ledger import Ledger
+from app.observability.logging import log_graphql_error, note_request
 from app.settings import Settings
 from app.web import graphiql_page
 
@@ -151,6 +152,15 @@ class RecallGraphQL(GraphQL[Context, None]):
         # query, and no schema fetch until a token is in the Headers tab.
         return graphiql_page(DEFAULT_QUERY)
 
+    async def parse_http_body(
+        self, request: AsyncHTTPRequestAdapter
+    ) -> GraphQLRequestData | list[GraphQLRequestData]:
+        data = await super().parse_http_body(request)
+        # For the logs and metrics of this request (app.observability): its operation label,
+        # and the document to redact should it fail unexpectedly.
+        note_request(data)
+        return data
+
     def _finish(self, request: Request, response: Response, context: Context) -> Response:
         status = getattr(request.state, "status_code", None)
         if status:
@@ -202,9 +212,10 @@ def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
         # Syntax, validation and variable coercion: the client sent something malformed.
         code = "BAD_USER_INPUT"
     else:
-        _log.error("unexpected error", exc_info=original)
         formatted["message"] = "Internal server error"
         code = "INTERNAL_SERVER_ERROR"
+    # One line without the document (a traceback, redacted, when unexpected).
+    log_graphql_error(error, code, request_error=request_error)
     formatted["extensions"] = {**(formatted.get("extensions") or {}), **extra, "code": code}
     return formatted
 

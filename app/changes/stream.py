@@ -18,6 +18,7 @@ import asyncpg
 from app.changes.apply import ApplyResult, apply_changes
 from app.changes.model import Change, ChangeRejected, parse_change
 from app.errors import UsageError
+from app.observability.metrics import observe_applied
 
 DEFAULT_BATCH = 500
 # How often (seconds) a non-terminal progress stream gets a line.
@@ -56,6 +57,7 @@ async def apply_file(
                     f"{path}:{line}: {e.reason} (lines {first_line}-{batch[-1][0]} were not"
                     f" applied; {lines} earlier lines were)"
                 ) from None
+            observe_applied(result.applied, result.unchanged)
             total.add(result)
             lines += len(batch)
             batches += 1

@@ -70,8 +70,8 @@ class Reader:
 
 
 async def reader_for_token(db: Executor, token: str) -> Reader | None:
-    """The reader behind a bearer token, in one statement; None for an unknown or revoked
-    token, or one whose workspace or turn state is gone."""
+    """The reader behind a bearer token, in one statement; None for an unknown, revoked or
+    expired token, or one whose workspace or turn state is gone."""
     if not token or len(token) > 200:
         return None
     row = await db.fetchrow(
@@ -88,6 +88,7 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
         left join audiences a on a.workspace_id = tu.workspace_id
             and a.id = tu.destination_audience_id
         where t.token_hash = $1 and t.revoked_at is null
+            and (t.expires_at is null or t.expires_at > now())
         """,
         hash_token(token),
     )

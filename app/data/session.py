@@ -17,6 +17,8 @@ from typing import Any, TypeAlias
 import asyncpg
 
 from app.errors import ServiceUnavailable, Timeout
+from app.observability import context
+from app.observability.metrics import POOL_WAITING
 
 # A pooled connection (asyncpg hands out proxies).
 _Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
@@ -60,7 +62,8 @@ class Session:
             # Bounded: with the database down or every connection busy, the request answers
             # SERVICE_UNAVAILABLE in seconds instead of queueing until a client gives up.
             try:
-                self._conn = await self._pool.acquire(timeout=self._acquire_timeout)
+                with POOL_WAITING.track_inprogress():
+                    self._conn = await self._pool.acquire(timeout=self._acquire_timeout)
             except (*_UNREACHABLE, asyncpg.PostgresConnectionError) as e:
                 raise ServiceUnavailable("the database is unavailable; try again shortly") from e
         return self._conn
@@ -145,6 +148,7 @@ class Session:
                 await tx.commit()
 
     async def close(self) -> None:
+        context.observe_session(self.statements, self.database_seconds)
         if self._conn is not None:
             conn, self._conn = self._conn, None
             # The pool replaces a connection that died; there is nothing to hand back then.

@@ -12,6 +12,7 @@ from app.api.context import Info
 from app.changes.apply import ApplyResult, apply_changes
 from app.changes.model import parse_change
 from app.errors import BadUserInput, Forbidden
+from app.observability.metrics import observe_applied
 
 MAX_CHANGES = 1000
 
@@ -25,7 +26,9 @@ async def resolve_apply_changes(info: Info, changes: list[ChangeInput]) -> Apply
     parsed = [parse_change(i, _as_dict(c)) for i, c in enumerate(changes)]
     db = info.context.db
     async with db.transaction():
-        return await apply_changes(db, reader.workspace_id, parsed)
+        result = await apply_changes(db, reader.workspace_id, parsed)
+    observe_applied(result.applied, result.unchanged)
+    return result
 
 
 def _as_dict(change: ChangeInput) -> dict[str, Any]:

@@ -1,0 +1,204 @@
+"""Prometheus metrics, served at /metrics (docs/operations.md, Metrics).
+
+One registry per process (not the client library's global one, so tests can build several
+apps). Label values are bounded: operations are root-field names the schema validated (anything
+else is "invalid"), outcomes a closed set of error codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from functools import lru_cache
+
+import asyncpg
+from graphql import FieldNode, OperationDefinitionNode, parse
+from graphql.error import GraphQLError
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
+
+_log = logging.getLogger("recall.metrics")
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+# Search requests sit between 1 ms and a few hundred; a second is already an outage.
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+REQUESTS = Counter(
+    "recall_requests",
+    "GraphQL requests by operation (root fields) and outcome (ok or the first error code)",
+    ["operation", "outcome"],
+    registry=REGISTRY,
+)
+REQUEST_SECONDS = Histogram(
+    "recall_request_duration_seconds",
+    "GraphQL request latency, from the first byte in to the last byte out",
+    ["operation"],
+    buckets=_LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+SQL_SECONDS = Histogram(
+    "recall_sql_duration_seconds",
+    "Time a GraphQL request spent waiting on its SQL statements (round trips included)",
+    ["operation"],
+    buckets=_LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+SQL_STATEMENTS = Counter(
+    "recall_sql_statements",
+    "SQL statements run by GraphQL requests",
+    ["operation"],
+    registry=REGISTRY,
+)
+POOL_WAITING = Gauge(
+    "recall_pool_waiting",
+    "Requests waiting for a pooled database connection",
+    registry=REGISTRY,
+)
+CHANGES = Counter(
+    "recall_changes_applied",
+    "Live changes through the applier (applyChanges, recall apply), by result",
+    ["result"],
+    registry=REGISTRY,
+)
+CHANGE_BATCHES = Counter(
+    "recall_change_batches",
+    "Committed applyChanges calls and recall apply batches",
+    registry=REGISTRY,
+)
+REJECTIONS = Counter(
+    "recall_rejections",
+    "Requests refused by a limit, by limit",
+    ["limit"],
+    registry=REGISTRY,
+)
+SEARCH_READY = Gauge(
+    "recall_search_ready",
+    "1 when a workspace's search is ready (docs/design.md, Readiness), 0 otherwise",
+    ["workspace"],
+    registry=REGISTRY,
+)
+
+
+def observe_request(
+    operation: str, outcome: str, seconds: float, sql_seconds: float, statements: int
+) -> None:
+    REQUESTS.labels(operation, outcome).inc()
+    REQUEST_SECONDS.labels(operation).observe(seconds)
+    if statements:
+        SQL_SECONDS.labels(operation).observe(sql_seconds)
+        SQL_STATEMENTS.labels(operation).inc(statements)
+
+
+def observe_applied(applied: int, unchanged: int) -> None:
+    """A batch of live changes committed."""
+    CHANGE_BATCHES.inc()
+    if applied:
+        CHANGES.labels("applied").inc(applied)
+    if unchanged:
+        CHANGES.labels("unchanged").inc(unchanged)
+
+
+def observe_rejection(limit: str) -> None:
+    REJECTIONS.labels(limit).inc()
+
+
+# The request-time limits of app.api.schema, by the messages graphql-core / strawberry give.
+_LIMIT_MESSAGES = (
+    ("exceeds maximum operation depth", "depth"),
+    ("aliases found. Allowed", "aliases"),
+    ("Document contains more than", "tokens"),
+)
+
+
+def limit_of(error: GraphQLError) -> str | None:
+    """Which request limit a request error reports, if it is one."""
+    message = error.message
+    for needle, limit in _LIMIT_MESSAGES:
+        if needle in message:
+            return limit
+    return None
+
+
+@lru_cache(maxsize=512)
+def operation_label(document: str | None, operation_name: str | None) -> str:
+    """ "query:messageSearch", "mutation:postReply", "query:searchStatus+viewer": the operation
+    type and root field names (not aliases) of the operation that runs; "invalid" when the
+    document does not parse or names no such operation. Only validated requests keep it (the
+    middleware turns a request error into "invalid"), so labels stay within the schema."""
+    if not document:
+        return "invalid"
+    try:
+        tree = parse(document, no_location=True, max_tokens=4000)
+    except GraphQLError:
+        return "invalid"
+    operations = [d for d in tree.definitions if isinstance(d, OperationDefinitionNode)]
+    if operation_name is not None:
+        operations = [o for o in operations if o.name and o.name.value == operation_name]
+    if len(operations) != 1:
+        return "invalid"
+    op = operations[0]
+    fields = sorted({s.name.value for s in op.selection_set.selections if isinstance(s, FieldNode)})
+    if not fields or len(fields) > 4:
+        return f"{op.operation.value}:{'multiple' if fields else 'none'}"
+    return f"{op.operation.value}:{'+'.join(fields)}"
+
+
+class _PoolCollector(Collector):
+    """Connections of the process's pool, read at scrape time."""
+
+    def __init__(self) -> None:
+        self.pool: asyncpg.Pool | None = None
+
+    def collect(self) -> Iterable[Metric]:
+        pool = self.pool
+        if pool is None:
+            return
+        size, idle = pool.get_size(), pool.get_idle_size()
+        family = GaugeMetricFamily(
+            "recall_pool_connections",
+            "Connections of the asyncpg pool, by state (in_use, idle, max)",
+            labels=["state"],
+        )
+        family.add_metric(["in_use"], size - idle)
+        family.add_metric(["idle"], idle)
+        family.add_metric(["max"], pool.get_max_size())
+        yield family
+
+
+_POOL = _PoolCollector()
+REGISTRY.register(_POOL)
+
+
+def watch_pool(pool: asyncpg.Pool | None) -> None:
+    _POOL.pool = pool
+
+
+async def refresh_search_readiness(pool: asyncpg.Pool) -> None:
+    """Read every workspace's readiness into SEARCH_READY (one cheap statement per scrape)."""
+    try:
+        async with pool.acquire(timeout=2) as conn:
+            rows = await asyncio.wait_for(
+                conn.fetch(
+                    """
+                    select w.key, coalesce(r.migrated and r.backfilled and r.finalized
+                                           and r.read_ready, false) as ready
+                    from workspaces w
+                    left join search_readiness r on r.workspace_id = w.id
+                    """
+                ),
+                timeout=2,
+            )
+    except (OSError, asyncpg.PostgresError, TimeoutError, asyncpg.InterfaceError) as e:
+        _log.warning("search readiness unavailable for /metrics", extra={"error": type(e).__name__})
+        return
+    SEARCH_READY.clear()
+    for row in rows:
+        SEARCH_READY.labels(row["key"]).set(1 if row["ready"] else 0)
+
+
+def exposition() -> tuple[bytes, str]:
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
