@@ -62,7 +62,7 @@ async def test_metrics_count_requests_by_operation_and_outcome(
 
 
 async def test_rejections_by_limit_are_counted(client: GraphQLClient, alice: str) -> None:
-    deep = "{ viewer " + "{ workspace " * 14 + "}" * 15
+    deep = "{ viewer { workspace { scopes { " + "parent { " * 12 + "key" + " }" * 12 + " } } } }"
     await client.post(deep, token=alice)
     await client.http.post(
         "/graphql",

@@ -116,6 +116,12 @@ _LIMIT_MESSAGES = (
 
 def limit_of(error: GraphQLError) -> str | None:
     """Which request limit a request error reports, if it is one."""
+    original = error.original_error
+    measures = getattr(original, "measures", None)  # app.api.limits.QueryTooComplex
+    if isinstance(measures, dict):
+        for name in ("depth", "aliases", "cost"):
+            if name in measures:
+                return name
     message = error.message
     for needle, limit in _LIMIT_MESSAGES:
         if needle in message:
