@@ -37,7 +37,7 @@ class MessageSearchQuery:
         'phrases" and -excluded words supported), newest first. Member tokens only (FORBIDDEN '
         "otherwise). Every filter only narrows what the viewer may read. Errors: BAD_USER_INPUT "
         "(query empty or over 500 characters / 32 terms, first out of range, since not before "
-        "until), INVALID_CURSOR (`after` from another search), SEARCH_UNAVAILABLE (the "
+        "until, a time outside the years 1-9999 in UTC), INVALID_CURSOR (`after` from another search), SEARCH_UNAVAILABLE (the "
         "workspace's index is not ready)."
     )
     async def message_search(
@@ -47,7 +47,8 @@ class MessageSearchQuery:
             str,
             strawberry.argument(
                 description='Words to find, all of them; `"an exact phrase"` and `-word` to '
-                "exclude. Case, accents and word forms are matched loosely (English stemming)."
+                "exclude. At most 500 characters and 32 terms. Case and English word forms are "
+                "matched loosely (stemming)."
             ),
         ],
         scope_id: Annotated[
