@@ -73,9 +73,18 @@ class HistoryResult:
 
 
 def _utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    # An offset can put a valid local time outside the years 1-9999 in UTC
+    # (0001-01-01T00:00:00+14:00), which the driver cannot send: BAD_USER_INPUT, not an
+    # internal error. The value itself is kept, as the cursor binding and the audit have it.
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise BadUserInput("since and until must lie within the years 1-9999 in UTC") from None
+    return value
 
 
 async def history_search(

@@ -40,7 +40,8 @@ class HistoryQuery:
         "otherwise). Eligibility and perspective come from the turn; everything shown joins "
         "the turn's evidence. Any included word matches (OR), best first; the trigger message "
         "and the loaded window are left out. Errors: BAD_USER_INPUT (empty or oversized query, "
-        "first out of range, since not before until), INVALID_CURSOR, SEARCH_UNAVAILABLE."
+        "first out of range, since not before until, a time outside the years 1-9999 in UTC), "
+        "INVALID_CURSOR, SEARCH_UNAVAILABLE."
     )
     async def history_search(
         self,
