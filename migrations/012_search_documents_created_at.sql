@@ -19,6 +19,14 @@ where m.workspace_id = d.workspace_id and m.id = d.message_id;
 
 alter table search_documents alter column created_at set not null;
 
+-- The scan reads documents newest first by global_seq, and a date range far from the newest
+-- documents would otherwise be reached only by walking every newer document through the recency
+-- index (the planner cannot know that global_seq follows created_at). With this index a bounded
+-- range on a common word is a BitmapAnd of the range and the GIN match, then a top-N sort: at
+-- 100k messages, one day of a term in a quarter of all messages went from 26 ms to 4 ms. About a
+-- third of the recency index's size.
+create index search_documents_created on search_documents (workspace_id, created_at);
+
 create or replace function recall_index_inserted_messages() returns trigger
 language plpgsql
 as $$
