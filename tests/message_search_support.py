@@ -9,8 +9,14 @@ import asyncpg
 from app.api.ids import encode_id
 
 SEARCH = """
-query Search($q: String!, $first: Int, $after: String, $scope: ID, $author: AuthorFilter) {
-  messageSearch(query: $q, first: $first, after: $after, scopeId: $scope, author: $author) {
+query Search(
+  $q: String!, $first: Int, $after: String, $scope: ID, $author: AuthorFilter,
+  $since: DateTime, $until: DateTime
+) {
+  messageSearch(
+    query: $q, first: $first, after: $after, scopeId: $scope, author: $author,
+    since: $since, until: $until
+  ) {
     edges {
       cursor
       node {

@@ -120,6 +120,28 @@ async def test_since_and_until_bound_the_time(
     assert result.codes == ["BAD_USER_INPUT"]
 
 
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        {"since": "0001-01-01T00:00:00+14:00"},
+        {"until": "0001-01-01T00:00:00+14:00"},
+        {"since": "9999-12-31T23:59:59-14:00"},
+        {"until": "9999-12-31T23:59:59-14:00"},
+    ],
+)
+async def test_times_outside_the_years_1_to_9999_in_utc_are_bad_user_input(
+    client: GraphQLClient, alice_turn: str, bounds: dict[str, str]
+) -> None:
+    result = await client.post(SEARCH, {"q": "Acme", **bounds}, token=alice_turn)
+    assert result.codes == ["BAD_USER_INPUT"], result.body
+
+
+async def test_the_extremes_within_the_range_work(client: GraphQLClient, alice_turn: str) -> None:
+    everything = hit_keys(await search(client, alice_turn, "Acme", first=20))
+    widest = {"since": "0001-01-01T00:00:00Z", "until": "9999-12-31T23:59:59.999999Z"}
+    assert hit_keys(await search(client, alice_turn, "Acme", first=20, **widest)) == everything
+
+
 async def test_trigger_and_loaded_window_are_excluded_as_already_in_context(
     client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:

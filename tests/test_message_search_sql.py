@@ -3,6 +3,8 @@ removes rows."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from app.data.message_search import (
@@ -43,6 +45,8 @@ async def _candidate_where(**conditions: object) -> str:
         [],
         scope=conditions.get("scope"),  # type: ignore[arg-type]
         author=conditions.get("author"),  # type: ignore[arg-type]
+        since=conditions.get("since"),  # type: ignore[arg-type]
+        until=conditions.get("until"),  # type: ignore[arg-type]
     )
     await scan_candidates(
         recorder,  # type: ignore[arg-type]
@@ -64,6 +68,8 @@ async def _candidate_where(**conditions: object) -> str:
         {"author": AuthorCondition("member_agents", 4)},
         {"after": After(100, 7, 3, 9)},
         {"after": After(100, None, None, None)},
+        {"since": datetime(2026, 3, 2, tzinfo=UTC)},
+        {"until": datetime(2026, 3, 2, tzinfo=UTC)},
     ],
 )
 async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, object]) -> None:
@@ -79,3 +85,28 @@ async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[st
     for i, ch in enumerate(extra):
         depth += {"(": 1, ")": -1}.get(ch, 0)
         assert not (depth == 0 and extra[i : i + 4] == " or "), extra
+
+
+async def test_each_time_bound_is_its_own_conjunct_and_both_together_are_two() -> None:
+    """since and until narrow independently: with both, the WHERE clause is the base, then the
+    since conjunct, then the until conjunct — each exactly as it is alone."""
+    since, until = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 2, tzinfo=UTC)
+    base = await _candidate_where()
+    only_since = await _candidate_where(since=since)
+    both = await _candidate_where(since=since, until=until)
+    assert both.startswith(only_since + " and ")
+    assert both[len(only_since) :].strip() == "and d.created_at < $8::timestamptz"
+    assert only_since[len(base) :].strip() == "and d.created_at >= $7::timestamptz"
+
+
+async def test_the_document_time_is_checked_against_the_message_row() -> None:
+    """Like scope and author, created_at is the sidecar's copy: a document whose time disagrees
+    with its message fails closed (the lateral join finds no message row)."""
+    recorder = _Recorder()
+    await scan_candidates(
+        recorder,  # type: ignore[arg-type]
+        CandidateQuery((1, "members", 2, [3]), ["acme"], []),
+        after=None,
+        budget=200,
+    )
+    assert "m.created_at = c.created_at" in recorder.sql[-1]

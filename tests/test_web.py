@@ -95,11 +95,11 @@ def test_every_static_file_is_package_data() -> None:
             ), f"{relative} would not be installed"
 
 
-async def test_demo_banner_prints_a_sign_in_link(db: asyncpg.Connection) -> None:
+async def test_demo_banner_prints_a_sign_in_link(db: asyncpg.Connection, tmp_path: Path) -> None:
     from app.demo import ensure_demo
 
     await ensure_demo(db, progress=io.StringIO())
-    banner = await _demo_banner(db, "127.0.0.1", 8000)
+    banner = await _demo_banner(db, "127.0.0.1", 8000, tmp_path)
     link = re.search(r"http://127\.0\.0\.1:8000/#token=(rcm_\S+)", banner)
     assert link, banner
     assert "?token" not in banner

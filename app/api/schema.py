@@ -23,8 +23,26 @@ from app.api.viewer.schema import CoreQuery
 QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery)
 MUTATION_PARTS: tuple[type, ...] = (HistoryMutation, ChangesMutation)
 
-Query = merge_types("Query", QUERY_PARTS)
-Mutation = merge_types("Mutation", MUTATION_PARTS) if MUTATION_PARTS else None
+
+def _root(name: str, parts: tuple[type, ...], description: str) -> type:
+    """The root type merged from the areas' parts, described for the explorer."""
+    merged = merge_types(name, parts)
+    merged.__strawberry_definition__.description = description  # type: ignore[attr-defined]
+    return merged
+
+
+Query = _root(
+    "Query",
+    QUERY_PARTS,
+    "Reads. Every request needs `Authorization: Bearer TOKEN`; each field says which token "
+    "kinds (member rcm_, agent rca_, turn rct_, connector) may call it.",
+)
+Mutation = _root(
+    "Mutation",
+    MUTATION_PARTS,
+    "Writes: agent turns and replies (agent and turn tokens) and connector changes "
+    "(connector tokens).",
+)
 
 
 class RecallSchema(strawberry.Schema):

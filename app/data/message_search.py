@@ -1,14 +1,14 @@
 """The statements of messageSearch: the bounded, authorized candidate scan and the highlights.
 
 Invariant: every filter only removes rows. The scan starts from the viewer's own workspace and
-from the documents whose vector matches the query; the position, scope and author conditions are
-further conjuncts of that WHERE clause, and eligibility (evidence, audience, lineage — the shared
+from the documents whose vector matches the query; the position, scope, author and time (since,
+until) conditions are further conjuncts of that WHERE clause, and eligibility (evidence, audience, lineage — the shared
 fragments of app.data.eligibility, never re-implemented here) is decided per candidate before a
 candidate can become a result. Nothing here ORs a condition in, so no filter and no cursor can
 widen what the person may read: a filter on another person's DM, another workspace's scope or a
 nonexistent author narrows the result to nothing, exactly like a filter on an unknown id.
 
-The scan is bounded: at most `budget` candidates (documents matching text, scope and author)
+The scan is bounded: at most `budget` candidates (documents matching text and every filter)
 are examined per request, newest first. The rows returned are ids, order keys and the first
 eligibility rule each candidate fails — never text; bodies are hydrated by the loaders, which
 authorize again.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
@@ -104,13 +105,18 @@ def _after_condition(after: After, p: Params) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CandidateQuery:
-    """What a scan looks for: a reader's destination ($1-$4), the query's terms, the filters."""
+    """What a scan looks for: a reader's destination ($1-$4), the query's terms, the filters.
+
+    since (inclusive) and until (exclusive) bound the message's created_at; both are aware
+    datetimes (app.search.message_search normalizes them to UTC)."""
 
     destination: tuple[int, str, int, list[int]]
     include: Sequence[str]
     exclude: Sequence[str]
     scope: ScopeCondition | None = None
     author: AuthorCondition | None = None
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 async def scan_candidates(
@@ -147,6 +153,12 @@ async def scan_candidates(
     if author is not None:
         actor = p.add(author.actor_id)
         where.append(f"d.author_id in ({_AUTHOR_SETS[author.kind].format(p=actor + '::bigint')})")
+    # The document's copy of the message's created_at (migrations/012), checked against the
+    # message row below like scope_id and author_id.
+    if q.since is not None:
+        where.append(f"d.created_at >= {p.add(q.since)}::timestamptz")
+    if q.until is not None:
+        where.append(f"d.created_at < {p.add(q.until)}::timestamptz")
     limit = p.add(budget)
     known = db.allowed_audiences(destination)
     allowed = allowed_audiences_cte(p.add(known) if known is not None else None)
@@ -156,7 +168,7 @@ async def scan_candidates(
     sql = f"""
         with {allowed},
         candidates as materialized (
-            select d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id
+            select d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id, d.created_at
             from {source}
             where {" and ".join(where)}
             order by d.global_seq desc, d.scope_id, d.seq desc, d.message_id
@@ -175,12 +187,13 @@ async def scan_candidates(
         -- condition the planner would pick whichever index covers most of them and scan an
         -- author's messages in a scope), then checked against the document.
         left join lateral (
-            select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.evidence, m.deleted, m.audience_id,
-                   m.has_provenance, m.lineage_audience_ids, m.lineage_denied
+            select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.created_at, m.evidence,
+                   m.deleted, m.audience_id, m.has_provenance, m.lineage_audience_ids,
+                   m.lineage_denied
             from messages m where m.workspace_id = $1 and m.id = c.message_id
             offset 0
         ) m on m.scope_id = c.scope_id and m.author_id = c.author_id
-            and m.global_seq = c.global_seq and m.seq = c.seq
+            and m.global_seq = c.global_seq and m.seq = c.seq and m.created_at = c.created_at
         order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
     """
     rows = await db.fetch(sql, *p.values)

@@ -95,9 +95,10 @@ async def backfill_batch(db: Executor, workspace_id: int, limit: int) -> int:
     status = await db.execute(
         """
         insert into search_documents
-            (workspace_id, message_id, scope_id, root_scope_id, author_id, global_seq, seq, tsv)
+            (workspace_id, message_id, scope_id, root_scope_id, author_id, global_seq, seq,
+             created_at, tsv)
         select m.workspace_id, m.id, m.scope_id, coalesce(s.parent_id, s.id), m.author_id,
-               m.global_seq, m.seq, recall_document_tsvector(m.body)
+               m.global_seq, m.seq, m.created_at, recall_document_tsvector(m.body)
         from messages m
         join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id
         where m.workspace_id = $1

@@ -72,15 +72,19 @@ class HistoryResult:
     end_cursor: str | None
 
 
-def _utc(value: datetime | None, name: str) -> datetime | None:
-    """A bound in UTC (a naive one is taken as UTC); BadUserInput when it is no instant
-    PostgreSQL can hold (0001-01-01T00:00:00+14:00 is before year 1 in UTC)."""
+def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    # An offset can put a valid local time outside the years 1-9999 in UTC
+    # (0001-01-01T00:00:00+14:00), which the driver cannot send: BAD_USER_INPUT, not an
+    # internal error. The value itself is kept, as the cursor binding and the audit have it.
     try:
-        return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    except (OverflowError, ValueError):
-        raise BadUserInput(f"{name} is out of range") from None
+        value.astimezone(UTC)
+    except OverflowError:
+        raise BadUserInput("since and until must lie within the years 1-9999 in UTC") from None
+    return value
 
 
 async def history_search(
@@ -98,7 +102,7 @@ async def history_search(
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
     if request.speaker not in SPEAKERS:
         raise BadUserInput("unknown speaker")
-    since, until = _utc(request.since, "since"), _utc(request.until, "until")
+    since, until = _utc(request.since), _utc(request.until)
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
     parsed = parse_query(request.query)

@@ -3,8 +3,8 @@
 A cursor is base64url(JSON) of
   {"v": 1, "p": [global_seq, scope_id, seq, message_id], "b": binding}
 where `p` is the full order tuple (global_seq DESC, scope_id ASC, seq DESC, message_id ASC) of
-the last position a page examined, and `b` is a digest of the normalized query, the scope filter
-and the author filter that produced it. Using a cursor with any other search is INVALID_CURSOR:
+the last position a page examined, and `b` is a digest of the normalized query, the scope filter,
+the author filter and the time bounds (since, until) that produced it. Using a cursor with any other search is INVALID_CURSOR:
 its position means nothing there.
 
 A continuation cursor may point past a candidate the reader may not see (the candidate budget
@@ -63,7 +63,7 @@ def decode_cursor(cursor: str, bound_to: str) -> Position:
     if payload.get("v") != _VERSION:
         raise InvalidCursor("cursor is not valid for this search")
     if payload.get("b") != bound_to:
-        raise InvalidCursor("cursor belongs to another query, scope or author filter")
+        raise InvalidCursor("cursor belongs to another query, scope, author or time filter")
     p = payload.get("p")
     if not isinstance(p, list) or len(p) != 4 or not _is_int(p[0]):
         raise InvalidCursor("cursor is not valid for this search")

@@ -1,7 +1,7 @@
 """One messageSearch: parsed, bound, scanned, paged, audited and hydrated in one transaction.
 
 Order of work:
-  1. the query is parsed and the filters (decoded ids) bound into the cursor's binding, so a
+  1. the query is parsed and the filters (decoded ids, the time bounds in UTC) bound into the cursor's binding, so a
      cursor from any other search is INVALID_CURSOR before anything is read;
   2. the readiness gate (SEARCH_UNAVAILABLE until the workspace's index is complete);
   3. inside one transaction: the bounded, authorized candidate scan (app.data.message_search),
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from app.data.audit import query_digest, record_search
@@ -65,6 +66,9 @@ class MessageSearchRequest:
     author: AuthorRequest | None
     first: int
     after: str | None
+    # created_at >= since and created_at < until; a time without a zone is UTC.
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,19 @@ class MessageSearchResult:
     budget_exhausted: bool
 
 
+def _utc(name: str, value: datetime | None) -> datetime | None:
+    """The instant in UTC. An offset can put a valid local time outside the years 1-9999 in
+    UTC (0001-01-01T00:00:00+14:00): BAD_USER_INPUT, like any other unusable argument."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise BadUserInput(f"{name} is outside the years 1-9999 in UTC") from None
+
+
 async def message_search(
     db: Session,
     reader: Reader,
@@ -95,6 +112,9 @@ async def message_search(
     first = request.first
     if not 1 <= first <= MAX_FIRST:
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
+    since, until = _utc("since", request.since), _utc("until", request.until)
+    if since is not None and until is not None and since >= until:
+        raise BadUserInput("since must be earlier than until")
     parsed = parse_query(request.query)
 
     filters: dict[str, Any] = {"scope": None, "author": None}
@@ -108,6 +128,12 @@ async def message_search(
         kind, type_name, pk = request.author.kind, request.author.id.type_name, request.author.id.pk
         filters["author"] = {"kind": kind, "type": type_name, "id": pk}
         author = AuthorCondition(kind, pk if type_name == _AUTHOR_ID_TYPE[kind] else None)
+    # The time bounds join the binding only when given, so a cursor minted before they existed
+    # still continues its search.
+    if since is not None:
+        filters["since"] = since.isoformat()
+    if until is not None:
+        filters["until"] = until.isoformat()
     bound_to = binding(parsed.normalized, filters)
     start = decode_cursor(request.after, bound_to) if request.after is not None else None
 
@@ -123,6 +149,8 @@ async def message_search(
                 parsed.exclude,
                 scope=scope,
                 author=author,
+                since=since,
+                until=until,
             ),
             after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
             if start

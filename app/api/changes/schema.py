@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from app.api.changes.resolvers import resolve_apply_changes
@@ -16,5 +18,12 @@ class ChangesMutation:
         "A bad change fails the batch with BAD_USER_INPUT naming its index in "
         "extensions.change. Connector tokens only; at most 1,000 changes per call."
     )
-    async def apply_changes(self, info: Info, changes: list[ChangeInput]) -> ApplyChangesResult:
+    async def apply_changes(
+        self,
+        info: Info,
+        changes: Annotated[
+            list[ChangeInput],
+            strawberry.argument(description="The changes, applied in this order; at most 1,000."),
+        ],
+    ) -> ApplyChangesResult:
         return ApplyChangesResult.of(await resolve_apply_changes(info, changes))

@@ -12,20 +12,24 @@ from app.changes.apply import ApplyResult
 
 @strawberry.input(description="A person: `name` defaults to the key.")
 class MemberInput:
-    key: str
-    name: str | None = None
+    key: str = strawberry.field(description="The person's key (the connector's id).")
+    name: str | None = strawberry.field(
+        default=None, description="Display name; null means the key."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="The key of the member, agent, scope or message a change names.")
 class KeyInput:
-    key: str
+    key: str = strawberry.field(description="The connector's key of the object.")
 
 
 @strawberry.input(description="An agent, owned by a member (its key).")
 class AgentInput:
-    key: str
-    owner: str
-    name: str | None = None
+    key: str = strawberry.field(description="The agent's key (shares one key space with people).")
+    owner: str = strawberry.field(description="The key of the member who owns it.")
+    name: str | None = strawberry.field(
+        default=None, description="Display name; null means the key."
+    )
 
 
 @strawberry.input(
@@ -33,61 +37,87 @@ class AgentInput:
     "thread (with its parent and root message, and no members)."
 )
 class ScopeInput:
-    key: str
-    kind: str
-    visibility: str | None = None
-    name: str | None = None
-    members: list[str] | None = None
-    parent: str | None = None
-    root: str | None = None
+    key: str = strawberry.field(description="The scope's key.")
+    kind: str = strawberry.field(description="`channel`, `dm` or `thread`.")
+    visibility: str | None = strawberry.field(
+        default=None,
+        description="Channels only, required there: `public`, `private`, `shared` or `open`.",
+    )
+    name: str | None = strawberry.field(default=None, description="Optional display name.")
+    members: list[str] | None = strawberry.field(
+        default=None,
+        description="Keys of member people and agents (channels and dms; none for threads).",
+    )
+    parent: str | None = strawberry.field(
+        default=None, description="Threads only: the key of their channel or dm."
+    )
+    root: str | None = strawberry.field(
+        default=None, description="Threads only: the key of the parent's message they answer."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="People or agents joining or leaving a channel or dm.")
 class ScopeMembersInput:
-    scope: str
-    members: list[str]
+    scope: str = strawberry.field(description="The scope's key.")
+    members: list[str] = strawberry.field(description="Keys of the people and agents.")
 
 
 @strawberry.input(description="members (with readers), workspace, or public.")
 class MemoryAudienceInput:
-    kind: str
-    readers: list[str] | None = None
+    kind: str = strawberry.field(description="`members`, `workspace` or `public`.")
+    readers: list[str] | None = strawberry.field(
+        default=None,
+        description="For `members`: the keys of the people (not agents) who may read it.",
+    )
 
 
-@strawberry.input
+@strawberry.input(description="A memory an agent may cite as a source of its replies.")
 class MemoryInput:
-    key: str
-    audience: MemoryAudienceInput
+    key: str = strawberry.field(description="The memory's key.")
+    audience: MemoryAudienceInput = strawberry.field(description="Who may read it.")
 
 
 @strawberry.input(
     description="A message as it was posted; `sources` make an agent reply's lineage."
 )
 class MessageInput:
-    key: str
-    scope: str
-    author: str
-    at: datetime
-    body: str
-    evidence: bool = True
-    sources: list[str] | None = None
-    memory_sources: list[str] | None = None
+    key: str = strawberry.field(description="The message's key, unique in the workspace.")
+    scope: str = strawberry.field(description="The key of the scope it is posted in.")
+    author: str = strawberry.field(description="The key of the member or agent who wrote it.")
+    at: datetime = strawberry.field(
+        description="When it was posted, ISO 8601 with a time zone (required)."
+    )
+    body: str = strawberry.field(description="The text.")
+    evidence: bool = strawberry.field(
+        default=True, description="Source evidence exists; false hides the message everywhere."
+    )
+    sources: list[str] | None = strawberry.field(
+        default=None, description="Keys of the messages an agent reply was built from."
+    )
+    memory_sources: list[str] | None = strawberry.field(
+        default=None, description="Keys of the memories an agent reply was built from."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="A new body for a message.")
 class EditMessageInput:
-    key: str
-    body: str
+    key: str = strawberry.field(description="The message's key.")
+    body: str = strawberry.field(description="The new text; it replaces the old everywhere.")
 
 
 @strawberry.input(one_of=True, description="One change: exactly one field is set.")
 class ChangeInput:
-    upsert_member: MemberInput | None = strawberry.UNSET
+    upsert_member: MemberInput | None = strawberry.field(
+        default=strawberry.UNSET, description="Create a person, or rename one."
+    )
     deactivate_member: KeyInput | None = strawberry.field(
         default=strawberry.UNSET,
         description="The person's tokens stop working at once; their messages stay.",
     )
-    upsert_agent: AgentInput | None = strawberry.UNSET
+    upsert_agent: AgentInput | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Create an agent, or rename it / change its owner.",
+    )
     archive_agent: KeyInput | None = strawberry.field(
         default=strawberry.UNSET,
         description="Still matches author filters; no longer listed for pickers.",
@@ -97,24 +127,42 @@ class ChangeInput:
         description="Its name, owner, memberships and tokens go; its messages stay, and no "
         "author filter reaches them any more.",
     )
-    create_scope: ScopeInput | None = strawberry.UNSET
-    add_scope_members: ScopeMembersInput | None = strawberry.UNSET
-    remove_scope_members: ScopeMembersInput | None = strawberry.UNSET
+    create_scope: ScopeInput | None = strawberry.field(
+        default=strawberry.UNSET, description="A channel, dm or thread, as in a fixture."
+    )
+    add_scope_members: ScopeMembersInput | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="People and agents join; in a private conversation they read what is "
+        "posted from now on.",
+    )
+    remove_scope_members: ScopeMembersInput | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="They leave; they keep what was posted while they were members.",
+    )
     make_scope_private: KeyInput | None = strawberry.field(
         default=strawberry.UNSET,
         description="A public channel becomes private, its whole history (threads included) "
         "narrowed to its people now.",
     )
-    create_memory: MemoryInput | None = strawberry.UNSET
-    post_message: MessageInput | None = strawberry.UNSET
-    edit_message: EditMessageInput | None = strawberry.UNSET
-    delete_message: KeyInput | None = strawberry.UNSET
+    create_memory: MemoryInput | None = strawberry.field(
+        default=strawberry.UNSET, description="A memory an agent may cite."
+    )
+    post_message: MessageInput | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="A new message; searchable when the batch commits. A replay is unchanged.",
+    )
+    edit_message: EditMessageInput | None = strawberry.field(
+        default=strawberry.UNSET, description="Replace a message's body."
+    )
+    delete_message: KeyInput | None = strawberry.field(
+        default=strawberry.UNSET, description="Remove a message from every surface."
+    )
     erase_member_messages: KeyInput | None = strawberry.field(
         default=strawberry.UNSET, description="Delete every message that person wrote."
     )
 
 
-@strawberry.type
+@strawberry.type(description="What a batch of changes did.")
 class ApplyChangesResult:
     applied: int = strawberry.field(description="Changes that changed something.")
     unchanged: int = strawberry.field(

@@ -17,27 +17,33 @@ from app.api.pagination import PageInfo
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
 
 
-@strawberry.type
+@strawberry.type(description="A person of the workspace.")
 class Member(Node):
-    key: str
-    name: str
+    key: str = strawberry.field(
+        description="The connector's id for the person (fixture key), unique in the workspace."
+    )
+    name: str = strawberry.field(
+        description="Display name; not unique (two people may share a name)."
+    )
 
     @classmethod
     def of(cls, row: ActorRow) -> Member:
         return cls(id=encode_id("Member", row.id), key=row.key, name=row.name)
 
 
-@strawberry.type
+@strawberry.type(description="An AI agent of the workspace, owned by a member.")
 class Agent(Node):
-    key: str
-    name: str
+    key: str = strawberry.field(
+        description="The connector's id for the agent (fixture key), unique in the workspace."
+    )
+    name: str = strawberry.field(description="Display name.")
     archived: bool = strawberry.field(
         description="Archived agents still author their messages and match author filters; "
         "pickers leave them out (Workspace.agents)."
     )
     owner_id: strawberry.Private[int]
 
-    @strawberry.field
+    @strawberry.field(description="The person who owns the agent.")
     async def owner(self, info: Info) -> Member:
         return Member.of(await resolvers.load_actor(info, self.owner_id))
 
@@ -58,15 +64,26 @@ class Agent(Node):
     "any more, and no author filter reaches its messages."
 )
 class DeletedAgent:
-    id: strawberry.ID
-    name: str = "Deleted agent"
+    id: strawberry.ID = strawberry.field(
+        description="The former agent's id; it no longer resolves through node(id:)."
+    )
+    name: str = strawberry.field(
+        default="Deleted agent", description='Always "Deleted agent", for display.'
+    )
 
     @classmethod
     def of(cls, row: ActorRow) -> DeletedAgent:
         return cls(id=encode_id("Agent", row.id))
 
 
-Author = Annotated[Member | Agent | DeletedAgent, strawberry.union("Author")]
+Author = Annotated[
+    Member | Agent | DeletedAgent,
+    strawberry.union(
+        "Author",
+        description="Who wrote a message: a person, an agent, or an agent that was deleted "
+        "since. Select fields with `... on Member { name }` etc.",
+    ),
+]
 
 
 def author_of(row: ActorRow) -> Member | Agent | DeletedAgent:
@@ -75,16 +92,27 @@ def author_of(row: ActorRow) -> Member | Agent | DeletedAgent:
     return DeletedAgent.of(row) if row.state == "deleted" else Agent.of(row)
 
 
-@strawberry.type
+@strawberry.type(
+    description="A conversation: a channel, a direct message (dm), or a thread under a channel "
+    "or dm."
+)
 class Scope(Node):
-    key: str
-    kind: str
-    visibility: str | None
-    name: str | None
+    key: str = strawberry.field(
+        description="The connector's id for the conversation (fixture key), unique in the "
+        "workspace."
+    )
+    kind: str = strawberry.field(description="`channel`, `dm` or `thread`.")
+    visibility: str | None = strawberry.field(
+        description="For a channel: `public`, `private`, `shared` or `open`; null for dms and "
+        "threads."
+    )
+    name: str | None = strawberry.field(
+        description="The channel's name, without `#`; null when it has none (dms, threads)."
+    )
     parent_id: strawberry.Private[int | None]
     pk: strawberry.Private[int]
 
-    @strawberry.field
+    @strawberry.field(description="A thread's channel or dm; null for channels and dms.")
     async def parent(self, info: Info) -> Scope | None:
         if self.parent_id is None:
             return None
@@ -99,11 +127,42 @@ class Scope(Node):
     async def messages(
         self,
         info: Info,
-        around: strawberry.ID | None = None,
-        first: int | None = None,
-        last: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
+        around: Annotated[
+            strawberry.ID | None,
+            strawberry.argument(
+                description="A Message id of this scope to center on: `last` readable "
+                "messages before it (default 10), the message, `first` after it (default 10). "
+                "Not with after/before (BAD_USER_INPUT). A message the viewer may not read "
+                "gives an empty page."
+            ),
+        ] = None,
+        first: Annotated[
+            int | None,
+            strawberry.argument(
+                description="How many messages after `after` (or after `around`), 0-100; "
+                "default 20 (10 with around)."
+            ),
+        ] = None,
+        last: Annotated[
+            int | None,
+            strawberry.argument(
+                description="How many messages before `before` (or before `around`), 0-100; "
+                "default 20 (10 with around). Forward and backward paging cannot be mixed."
+            ),
+        ] = None,
+        after: Annotated[
+            str | None,
+            strawberry.argument(
+                description="pageInfo.endCursor of this scope's transcript: page forward. A "
+                "cursor of another scope is INVALID_CURSOR."
+            ),
+        ] = None,
+        before: Annotated[
+            str | None,
+            strawberry.argument(
+                description="pageInfo.startCursor of this scope's transcript: page backward."
+            ),
+        ] = None,
     ) -> MessageConnection:
         page = await resolvers.scope_messages(
             info, self.pk, around=around, first=first, last=last, after=after, before=before
@@ -132,12 +191,23 @@ class Scope(Node):
         )
 
 
-@strawberry.type
+@strawberry.type(description="A message of a conversation, as the viewer may read it.")
 class Message(Node):
-    key: str
-    seq: int
-    body: str
-    created_at: datetime
+    key: str = strawberry.field(
+        description="The connector's id for the message (fixture key), unique in the workspace."
+    )
+    seq: int = strawberry.field(
+        description="Position in its scope, from 1, in arrival order (gaps where messages are "
+        "not readable)."
+    )
+    body: str = strawberry.field(
+        description="The text as posted (or last edited); highlight ranges index into it in "
+        "UTF-16 code units."
+    )
+    created_at: datetime = strawberry.field(
+        description="When it was posted (ISO 8601 with zone); what messageSearch(since:, until:) "
+        "and historySearch filter on."
+    )
     pk: strawberry.Private[int]
     row: strawberry.Private[MessageRow]
 
@@ -145,13 +215,13 @@ class Message(Node):
     # answering from them skips an async resolver per field (a task per list item in
     # graphql-core: ~2 ms for a page of 20). Otherwise they return the loader's awaitable,
     # which graphql-core awaits like an async resolver's result.
-    @strawberry.field
+    @strawberry.field(description="The conversation it was posted in.")
     def scope(self, info: Info) -> Scope:
         if self.row.scope is not None:
             return Scope.of(self.row.scope)
         return cast(Scope, scope_of(info, self.row.scope_id))
 
-    @strawberry.field
+    @strawberry.field(description="Who wrote it.")
     def author(self, info: Info) -> Author:
         if self.row.author is not None:
             return author_of(self.row.author)
@@ -179,22 +249,29 @@ async def scope_of(info: Info, scope_id: int) -> Scope:
     return Scope.of(await resolvers.load_scope(info, scope_id))
 
 
-@strawberry.type
+@strawberry.type(description="One message of a transcript page, with its cursor.")
 class MessageEdge:
-    cursor: str
-    node: Message
+    cursor: str = strawberry.field(
+        description="Opaque position of this message in its scope's transcript (`after` / "
+        "`before`)."
+    )
+    node: Message = strawberry.field(description="The message.")
 
 
-@strawberry.type
+@strawberry.type(description="A page of a scope's transcript, oldest first.")
 class MessageConnection:
-    edges: list[MessageEdge]
-    page_info: PageInfo
+    edges: list[MessageEdge] = strawberry.field(
+        description="The readable messages of the page, in seq order."
+    )
+    page_info: PageInfo = strawberry.field(
+        description="Cursors to page forward (endCursor) and backward (startCursor)."
+    )
 
 
-@strawberry.type
+@strawberry.type(description="The workspace a token belongs to: one organization's chat.")
 class Workspace(Node):
-    key: str
-    name: str
+    key: str = strawberry.field(description="The workspace's key, unique in the service.")
+    name: str = strawberry.field(description="Display name.")
 
     @strawberry.field(description="Scopes the viewer may read (an agent: scopes it is in).")
     async def scopes(self, info: Info) -> list[Scope]:
@@ -203,7 +280,14 @@ class Workspace(Node):
     @strawberry.field(
         description="The workspace's people; deactivated ones only with includeDeactivated."
     )
-    async def members(self, info: Info, include_deactivated: bool = False) -> list[Member]:
+    async def members(
+        self,
+        info: Info,
+        include_deactivated: Annotated[
+            bool,
+            strawberry.argument(description="Also list people who were deactivated."),
+        ] = False,
+    ) -> list[Member]:
         rows = await resolvers.actors_in_workspace(info, "member", include_deactivated)
         return [Member.of(r) for r in rows]
 
@@ -211,7 +295,13 @@ class Workspace(Node):
         description="The workspace's agents, for pickers; archived ones only with "
         "includeArchived. Deleted agents are never listed."
     )
-    async def agents(self, info: Info, include_archived: bool = False) -> list[Agent]:
+    async def agents(
+        self,
+        info: Info,
+        include_archived: Annotated[
+            bool, strawberry.argument(description="Also list archived agents.")
+        ] = False,
+    ) -> list[Agent]:
         rows = await resolvers.actors_in_workspace(info, "agent", include_archived)
         return [Agent.of(r) for r in rows]
 

@@ -36,25 +36,61 @@ from app.history.search import HistoryRequest
 @strawberry.type
 class HistoryQuery:
     @strawberry.field(
-        description="Search the agent's own transcripts during a turn (turn token). Eligibility "
-        "and perspective come from the turn; everything shown joins the turn's evidence."
+        description="Search the agent's own transcripts during a turn (turn token; FORBIDDEN "
+        "otherwise). Eligibility and perspective come from the turn; everything shown joins "
+        "the turn's evidence. Any included word matches (OR), best first; the trigger message "
+        "and the loaded window are left out. Errors: BAD_USER_INPUT (empty or oversized query, "
+        "first out of range, since not before until, a time outside the years 1-9999 in UTC), "
+        "INVALID_CURSOR, SEARCH_UNAVAILABLE."
     )
     async def history_search(
         self,
         info: Info,
-        query: str,
-        speaker: Speaker | None = Speaker.ANYONE,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        first: int | None = 8,
-        after: str | None = None,
+        query: Annotated[
+            str,
+            strawberry.argument(
+                description='Words to find, any of them; `"an exact phrase"` and `-word` to '
+                "exclude. At most 500 characters and 32 terms."
+            ),
+        ],
+        speaker: Annotated[
+            Speaker | None,
+            strawberry.argument(description="Whose messages; null means ANYONE."),
+        ] = Speaker.ANYONE,
+        since: Annotated[
+            datetime | None,
+            strawberry.argument(
+                description="Only messages posted at or after this time (inclusive); a time "
+                "without a zone is UTC."
+            ),
+        ] = None,
+        until: Annotated[
+            datetime | None,
+            strawberry.argument(
+                description="Only messages posted before this time (exclusive); must be later "
+                "than `since`."
+            ),
+        ] = None,
+        first: Annotated[
+            int | None,
+            strawberry.argument(description="Hits per page, 1-20; null means the default, 8."),
+        ] = 8,
+        after: Annotated[
+            str | None,
+            strawberry.argument(
+                description="pageInfo.endCursor of the previous page of the same search in "
+                "the same turn."
+            ),
+        ] = None,
     ) -> HistorySearchConnection:
         result = await resolve_history_search(
             info,
             # An explicit null means the default, as for messageSearch.
             HistoryRequest(
                 query,
-                (speaker or Speaker.ANYONE).value,
+                # The name: each value is its name, and mypy types a described value as
+                # strawberry's EnumValueDefinition.
+                (speaker or Speaker.ANYONE).name,
                 since,
                 until,
                 8 if first is None else first,
@@ -66,25 +102,64 @@ class HistoryQuery:
 
 @strawberry.type
 class HistoryMutation:
-    @strawberry.mutation(description="Start a turn (agent token) and get its turn token.")
+    @strawberry.mutation(
+        description="Start a turn (agent token; FORBIDDEN otherwise) and get its turn token. "
+        "FORBIDDEN when the agent is not a member of the scope or the requester not a member "
+        "of the workspace; BAD_USER_INPUT for a trigger outside the scope or a window out of "
+        "range."
+    )
     async def start_turn(
         self,
         info: Info,
-        scope_id: strawberry.ID,
-        requester_id: strawberry.ID,
-        trigger_message_id: strawberry.ID | None = None,
-        window: int | None = 30,
+        scope_id: Annotated[
+            strawberry.ID,
+            strawberry.argument(
+                description="The Scope the agent answers in; the agent must be a member."
+            ),
+        ],
+        requester_id: Annotated[
+            strawberry.ID,
+            strawberry.argument(
+                description="The Member the agent answers (a member of the workspace): "
+                "speaker REQUESTER and the requester_spoke score refer to them."
+            ),
+        ],
+        trigger_message_id: Annotated[
+            strawberry.ID | None,
+            strawberry.argument(
+                description="The Message of that scope the agent responds to; the loaded "
+                "window ends just before it. Null: the window is the scope's latest messages."
+            ),
+        ] = None,
+        window: Annotated[
+            int | None,
+            strawberry.argument(
+                description="How many eligible messages before the trigger the agent already "
+                "has in context (left out of its searches), 0-100; null means 30."
+            ),
+        ] = 30,
     ) -> StartTurnResult:
         row, token = await resolve_start_turn(
             info, scope_id, requester_id, trigger_message_id, 30 if window is None else window
         )
         return StartTurnResult(turn=Turn.of(row), token=token)
 
-    @strawberry.mutation(description="Post the agent's reply in the turn's scope (turn token).")
+    @strawberry.mutation(
+        description="Post the agent's reply in the turn's scope (turn token; FORBIDDEN "
+        "otherwise, or when the agent may no longer post there). Its provenance is the turn's "
+        "evidence and window; a reply whose sources may not be shown there is not kept "
+        "(delivered false)."
+    )
     async def post_reply(
         self,
         info: Info,
-        body: str,
+        body: Annotated[
+            str,
+            strawberry.argument(
+                description="The reply text, 1-20,000 characters, not only spaces "
+                "(BAD_USER_INPUT otherwise)."
+            ),
+        ],
         client_mutation_id: Annotated[
             str | None,
             strawberry.argument(

@@ -23,21 +23,29 @@ from app.history.search import HistoryResult, HitView
 
 @strawberry.enum(description="Whose messages historySearch returns.")
 class Speaker(Enum):
-    ANYONE = "ANYONE"
-    REQUESTER = "REQUESTER"
-    YOU = "YOU"
+    ANYONE = strawberry.enum_value("ANYONE", description="Messages by anyone (the default).")
+    REQUESTER = strawberry.enum_value(
+        "REQUESTER", description="Only messages the turn's requester wrote."
+    )
+    YOU = strawberry.enum_value("YOU", description="Only the agent's own messages.")
 
 
-@strawberry.enum
+@strawberry.enum(description="Whether a historySearch could show anything.")
 class HistorySearchStatus(Enum):
-    OK = "OK"
-    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
+    OK = strawberry.enum_value("OK", description="The search ran; its hits are on the page.")
+    BUDGET_EXHAUSTED = strawberry.enum_value(
+        "BUDGET_EXHAUSTED",
+        description="The turn's evidence ledger is full (400 messages): the page is empty and "
+        "further searches of this turn show nothing. Reply with what you have.",
+    )
 
 
 @strawberry.type(description="One ranking feature of a hit; a hit's components sum to its score.")
 class ScoreComponent:
-    name: str
-    value: float
+    name: str = strawberry.field(
+        description="`lexical`, `proximity`, `recency`, `requester_spoke` or `same_conversation`."
+    )
+    value: float = strawberry.field(description="Its contribution to the score (0 or more).")
 
 
 def _doc(text: str) -> Any:
@@ -46,24 +54,29 @@ def _doc(text: str) -> Any:
 
 @strawberry.type(description="A message found by historySearch, with the exchange around it.")
 class HistoryHit:
-    message: Message
+    message: Message = _doc("The message found.")
     where: str = _doc("`#general`, `#secret (private)`, `DM with Alice`, `thread in #general`.")
     channel: str | None = _doc("The channel's name (a thread's parent); null for a DM.")
     this_conversation: bool = _doc("Said in the turn's own conversation (or its threads).")
-    when: datetime
+    when: datetime = _doc("When the message was posted (its createdAt).")
     ago: str = _doc("How long before the turn started, e.g. `3 days ago`.")
     speaker: str = _doc("A stable label: `Sam (sam1)` when names collide, `Helper (agent)`.")
     text: str = _doc("The body, or a snippet around the first match when the body is long.")
     before: list[Message] = _doc("Up to two eligible messages just before, oldest first.")
     after: list[Message] = _doc("Up to two eligible messages just after, oldest first.")
-    score: float
+    score: float = _doc(
+        "Relevance; higher is better. Hits are ordered by it. Comparable within one search only."
+    )
     why: list[ScoreComponent] = _doc("The ranking features; they sum to `score`.")
 
 
-@strawberry.type
+@strawberry.type(description="One historySearch hit with its cursor.")
 class HistoryHitEdge:
-    cursor: str
-    node: HistoryHit
+    cursor: str = strawberry.field(
+        description="Opaque position of this hit in the ranked result (bound to the turn and "
+        "the search's arguments)."
+    )
+    node: HistoryHit = strawberry.field(description="The hit.")
 
     @classmethod
     def of(cls, view: HitView) -> HistoryHitEdge:
@@ -85,16 +98,20 @@ class HistoryHitEdge:
         return cls(cursor=view.cursor, node=node)
 
 
-@strawberry.type
+@strawberry.type(description="A page of historySearch hits, best first.")
 class HistorySearchConnection:
-    status: HistorySearchStatus
+    status: HistorySearchStatus = strawberry.field(
+        description="OK, or BUDGET_EXHAUSTED when the turn's evidence ledger is full."
+    )
     message_ids: list[strawberry.ID] = strawberry.field(
         description="Every message shown (hits and neighbors) in result order: exactly what "
         "joined the turn's evidence."
     )
     count: int = strawberry.field(description="Hits on this page.")
-    edges: list[HistoryHitEdge]
-    page_info: PageInfo
+    edges: list[HistoryHitEdge] = strawberry.field(description="The hits, best first.")
+    page_info: PageInfo = strawberry.field(
+        description="Pass endCursor as `after` (same query, speaker, since, until) for more."
+    )
 
     @classmethod
     def of(cls, result: HistoryResult) -> HistorySearchConnection:
@@ -114,32 +131,52 @@ class HistorySearchConnection:
     "window; `complete` is false when there were more matches than the window."
 )
 class ExclusionCounts:
-    already_in_context: int
-    no_evidence: int
-    audience: int
-    lineage: int
-    below_cutoff: int
+    already_in_context: int = strawberry.field(
+        description="The trigger message or the turn's loaded window: already in the agent's "
+        "context."
+    )
+    no_evidence: int = strawberry.field(
+        description="No source evidence (deleted, or imported with evidence false)."
+    )
+    audience: int = strawberry.field(
+        description="Not readable by the turn's destination (its audience is narrower)."
+    )
+    lineage: int = strawberry.field(
+        description="An agent reply built from something the destination may not read."
+    )
+    below_cutoff: int = strawberry.field(
+        description="Eligible, but ranked below the page (or past the ledger's room)."
+    )
     examined: int = strawberry.field(description="Matches examined, newest first.")
     complete: bool = strawberry.field(description="Every match was examined.")
 
 
-@strawberry.type
+@strawberry.type(description="A hit a search showed, as audited.")
 class AuditedHit:
-    message_id: strawberry.ID
-    score: float
-    why: list[ScoreComponent]
+    message_id: strawberry.ID = strawberry.field(description="The Message id shown.")
+    score: float = strawberry.field(description="Its score in that search.")
+    why: list[ScoreComponent] = strawberry.field(description="The components of the score.")
 
 
 @strawberry.type(description="The audit row of one historySearch (never the query text).")
 class SearchAudit:
-    query_digest: str
-    status: str
-    speaker: str
-    since: str | None
-    until: str | None
-    selected: list[AuditedHit]
-    exclusions: ExclusionCounts
-    created_at: datetime
+    query_digest: str = strawberry.field(
+        description="Hex HMAC-SHA256 of the normalized query under the service's key; empty "
+        "when the service has no master key. Equal digests mean the same query."
+    )
+    status: str = strawberry.field(description="`OK` or `BUDGET_EXHAUSTED`, as answered.")
+    speaker: str = strawberry.field(description="The speaker filter: `ANYONE`, `REQUESTER`, `YOU`.")
+    since: str | None = strawberry.field(
+        description="The since bound as given (ISO 8601; UTC when given without a zone), or null."
+    )
+    until: str | None = strawberry.field(
+        description="The until bound as given (ISO 8601; UTC when given without a zone), or null."
+    )
+    selected: list[AuditedHit] = strawberry.field(description="The hits shown, in order.")
+    exclusions: ExclusionCounts = strawberry.field(
+        description="What the search examined and why matches were left out."
+    )
+    created_at: datetime = strawberry.field(description="When the search ran.")
 
     @classmethod
     def of(cls, row: AuditRow) -> SearchAudit:
@@ -173,16 +210,18 @@ class SearchAudit:
 
 @strawberry.type(description="An agent's turn: only the agent's own turn token reads it.")
 class Turn(Node):
-    created_at: datetime
+    created_at: datetime = strawberry.field(
+        description="When the turn started; `ago` and recency are measured from it."
+    )
     pk: strawberry.Private[int]
     scope_id: strawberry.Private[int]
     requester_id: strawberry.Private[int]
 
-    @strawberry.field
+    @strawberry.field(description="The conversation the turn answers in.")
     async def scope(self, info: Info) -> Scope:
         return await scope_of(info, self.scope_id)
 
-    @strawberry.field
+    @strawberry.field(description="The person the agent is answering (speaker REQUESTER).")
     async def requester(self, info: Info) -> Member:
         return Member.of(await load_actor(info, self.requester_id))
 
@@ -205,17 +244,27 @@ class Turn(Node):
         )
 
 
-@strawberry.type
+@strawberry.type(description="A started turn and the token to act in it.")
 class StartTurnResult:
-    turn: Turn
-    token: str
+    turn: Turn = strawberry.field(description="The new turn.")
+    token: str = strawberry.field(
+        description="A turn token (`rct_…`), shown once: send it as `Authorization: Bearer` "
+        "for historySearch and postReply in this turn."
+    )
 
 
-@strawberry.type
+@strawberry.type(description="The outcome of postReply.")
 class ReplyResult:
-    delivered: bool
-    message: Message | None
-    withheld_reason: str | None
+    delivered: bool = strawberry.field(
+        description="The reply was posted. False: it was not kept (see withheldReason)."
+    )
+    message: Message | None = strawberry.field(
+        description="The posted reply when delivered; null otherwise."
+    )
+    withheld_reason: str | None = strawberry.field(
+        description="Why the reply was not posted: its sources may not be shown in the turn's "
+        "conversation. Null when delivered."
+    )
     replayed: bool = strawberry.field(
         default=False,
         description="True when this answers a retry (the same clientMutationId): nothing new "

@@ -3,6 +3,8 @@ row. The schema module turns GraphQL arguments into these calls and their result
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from app.api.context import Info
 from app.api.ids import decode_id
 from app.data.readiness import ReadinessRow, readiness_of
@@ -27,6 +29,8 @@ async def resolve_message_search(
     query: str,
     scope_id: str | None,
     author: AuthorRequest | None,
+    since: datetime | None,
+    until: datetime | None,
     first: int,
     after: str | None,
 ) -> MessageSearchResult:
@@ -36,7 +40,13 @@ async def resolve_message_search(
         ctx.db,
         ctx.reader,
         MessageSearchRequest(
-            query, decoded(scope_id) if scope_id is not None else None, author, first, after
+            query,
+            decoded(scope_id) if scope_id is not None else None,
+            author,
+            first,
+            after,
+            since=since,
+            until=until,
         ),
         master_key=master.get_secret_value() if master else None,
         load_messages=ctx.loaders.message_by_id.load_many,

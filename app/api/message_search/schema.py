@@ -3,6 +3,9 @@ only convert: GraphQL arguments in, types out; app.search.message_search does th
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Annotated
+
 import strawberry
 
 from app.api.context import Info
@@ -31,16 +34,59 @@ _AUTHOR_KIND = {
 class MessageSearchQuery:
     @strawberry.field(
         description='Messages the viewer may read that contain every query word ("exact '
-        'phrases" and -excluded words supported), newest first. Member tokens only.'
+        'phrases" and -excluded words supported), newest first. Member tokens only (FORBIDDEN '
+        "otherwise). Every filter only narrows what the viewer may read. Errors: BAD_USER_INPUT "
+        "(query empty or over 500 characters / 32 terms, first out of range, since not before "
+        "until, a time outside the years 1-9999 in UTC), INVALID_CURSOR (`after` from another search), SEARCH_UNAVAILABLE (the "
+        "workspace's index is not ready)."
     )
     async def message_search(
         self,
         info: Info,
-        query: str,
-        scope_id: strawberry.ID | None = None,
-        author: AuthorFilter | None = None,
-        first: int | None = 20,
-        after: str | None = None,
+        query: Annotated[
+            str,
+            strawberry.argument(
+                description='Words to find, all of them; `"an exact phrase"` and `-word` to '
+                "exclude. At most 500 characters and 32 terms. Case and English word forms are "
+                "matched loosely (stemming)."
+            ),
+        ],
+        scope_id: Annotated[
+            strawberry.ID | None,
+            strawberry.argument(
+                description="Only messages of this scope (a Scope id). An id the viewer may "
+                "not read, or of something else, matches nothing."
+            ),
+        ] = None,
+        author: Annotated[
+            AuthorFilter | None,
+            strawberry.argument(description="Only messages by this author (see AuthorKind)."),
+        ] = None,
+        since: Annotated[
+            datetime | None,
+            strawberry.argument(
+                description="Only messages posted at or after this time (inclusive). A time "
+                "without a zone is UTC."
+            ),
+        ] = None,
+        until: Annotated[
+            datetime | None,
+            strawberry.argument(
+                description="Only messages posted before this time (exclusive); must be later "
+                "than `since`. A time without a zone is UTC."
+            ),
+        ] = None,
+        first: Annotated[
+            int | None,
+            strawberry.argument(description="Page size, 1-100; null means the default, 20."),
+        ] = 20,
+        after: Annotated[
+            str | None,
+            strawberry.argument(
+                description="pageInfo.endCursor of the previous page. Only valid with the same "
+                "query and filters (query, scopeId, author, since, until); `first` may change."
+            ),
+        ] = None,
     ) -> MessageSearchConnection:
         return MessageSearchConnection.of(
             await resolve_message_search(
@@ -48,11 +94,17 @@ class MessageSearchQuery:
                 query,
                 scope_id,
                 AuthorRequest(_AUTHOR_KIND[author.kind], decoded(author.id)) if author else None,
+                since,
+                until,
                 DEFAULT_FIRST if first is None else first,
                 after,
             )
         )
 
-    @strawberry.field
+    @strawberry.field(
+        description="Whether search is open for the viewer's workspace: messageSearch and "
+        "historySearch answer SEARCH_UNAVAILABLE until `ready`. Member, agent and turn tokens "
+        "(FORBIDDEN for connector tokens)."
+    )
     async def search_status(self, info: Info) -> SearchStatus:
         return SearchStatus.of(await resolve_search_status(info))

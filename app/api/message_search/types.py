@@ -25,8 +25,11 @@ class AuthorKind(Enum):
 
 @strawberry.input(description="Narrow a search to one author (both fields are required).")
 class AuthorFilter:
-    kind: AuthorKind
-    id: strawberry.ID
+    kind: AuthorKind = strawberry.field(description="Whose messages to keep (see AuthorKind).")
+    id: strawberry.ID = strawberry.field(
+        description="A Member id (MEMBER, MEMBER_AGENTS) or an Agent id (AGENT). An id of "
+        "another type or of nothing matches no message."
+    )
 
 
 @strawberry.type(
@@ -34,14 +37,20 @@ class AuthorFilter:
     "`body.slice(start, end)` is the highlighted text. `end` is exclusive."
 )
 class TextRange:
-    start: int
-    end: int
+    start: int = strawberry.field(description="First highlighted UTF-16 code unit (from 0).")
+    end: int = strawberry.field(description="Just past the last highlighted code unit.")
 
 
-@strawberry.type
+@strawberry.type(description="One messageSearch hit.")
 class MessageSearchEdge:
-    cursor: str
-    node: Message
+    cursor: str = strawberry.field(
+        description="Opaque position of this hit; as `after`, continues right after it (same "
+        "query and filters only)."
+    )
+    node: Message = strawberry.field(
+        description="The message, as the viewer may read it now (open it in place with "
+        "node.scope.messages(around: node.id))."
+    )
     highlights: list[TextRange] = strawberry.field(
         description="Where the query's terms occur in node.body, sorted and non-overlapping."
     )
@@ -55,10 +64,15 @@ class MessageSearchEdge:
         )
 
 
-@strawberry.type
+@strawberry.type(description="A page of messageSearch hits, newest first.")
 class MessageSearchConnection:
-    edges: list[MessageSearchEdge]
-    page_info: PageInfo
+    edges: list[MessageSearchEdge] = strawberry.field(
+        description="At most `first` hits, newest first; may be fewer (even none) when the "
+        "candidate budget ran out."
+    )
+    page_info: PageInfo = strawberry.field(
+        description="Pass endCursor as `after` while hasNextPage is true."
+    )
     candidate_budget_exhausted: bool = strawberry.field(
         description="The request examined its whole candidate budget (matches the viewer may "
         "not read count too) before filling the page. The page may be short or empty; "
@@ -76,10 +90,17 @@ class MessageSearchConnection:
 
 @strawberry.type(description="Whether search is open for the viewer's workspace.")
 class SearchStatus:
-    ready: bool
-    migrated: bool
-    backfilled: bool
-    finalized: bool
+    ready: bool = strawberry.field(
+        description="Search is open: messageSearch and historySearch answer (otherwise "
+        "SEARCH_UNAVAILABLE). True only when the three steps below are done."
+    )
+    migrated: bool = strawberry.field(description="The search index exists for the workspace.")
+    backfilled: bool = strawberry.field(
+        description="Every message written before the index existed is indexed."
+    )
+    finalized: bool = strawberry.field(
+        description="The operator checked the index is complete and kept current."
+    )
 
     @classmethod
     def of(cls, row: ReadinessRow) -> SearchStatus:

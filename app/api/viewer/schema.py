@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from app.api.context import Info
@@ -14,17 +16,38 @@ from app.errors import BadUserInput
 @strawberry.type
 class CoreQuery:
     @strawberry.field(
-        description="Any object by its global id; null if the viewer may not read it."
+        description="Any object by its global id; null if the viewer may not read it (or it "
+        "does not exist: the two are indistinguishable). Member, agent and turn tokens; "
+        "FORBIDDEN for connector tokens."
     )
-    async def node(self, info: Info, id: strawberry.ID) -> Node | None:
+    async def node(
+        self,
+        info: Info,
+        id: Annotated[
+            strawberry.ID,
+            strawberry.argument(
+                description="A global id of any type; a malformed one is BAD_USER_INPUT."
+            ),
+        ],
+    ) -> Node | None:
         return (await resolve_nodes(info, [id]))[0]
 
-    @strawberry.field(description="Objects by global id, in order; null where not readable.")
-    async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
+    @strawberry.field(
+        description="Objects by global id, in the order given; null where not readable. "
+        "Batched: one query per type, whatever the number. Tokens as for node."
+    )
+    async def nodes(
+        self,
+        info: Info,
+        ids: Annotated[
+            list[strawberry.ID],
+            strawberry.argument(description="At most 500 ids (BAD_USER_INPUT beyond)."),
+        ],
+    ) -> list[Node | None]:
         if len(ids) > 500:
             raise BadUserInput("nodes takes at most 500 ids")
         return await resolve_nodes(info, ids)
 
-    @strawberry.field
+    @strawberry.field(description="Who the token speaks for. Any token kind.")
     def viewer(self) -> Viewer:
         return Viewer()

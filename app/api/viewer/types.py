@@ -11,22 +11,25 @@ from app.api.history.types import Turn
 from app.api.viewer import resolvers
 
 
-@strawberry.type
+@strawberry.type(
+    description="Who the token speaks for. Which of member, agent and turn are set depends on "
+    "the token kind."
+)
 class Viewer:
-    @strawberry.field
+    @strawberry.field(description="The token's workspace.")
     async def workspace(self, info: Info) -> Workspace:
         return Workspace.of(await resolvers.viewer_workspace(info))
 
-    @strawberry.field(description="The person behind a member token.")
+    @strawberry.field(description="The person behind a member token; null for other tokens.")
     async def member(self, info: Info) -> Member | None:
         row = await resolvers.viewer_member(info)
         return Member.of(row) if row else None
 
-    @strawberry.field(description="The agent behind an agent or turn token.")
+    @strawberry.field(description="The agent behind an agent or turn token; null for other tokens.")
     async def agent(self, info: Info) -> Agent | None:
         row = await resolvers.viewer_agent(info)
         return Agent.of(row) if row else None
 
-    @strawberry.field(description="The turn behind a turn token.")
+    @strawberry.field(description="The turn behind a turn token; null for other tokens.")
     async def turn(self, info: Info) -> Turn | None:
         return await viewer_turn(info)
