@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
@@ -29,13 +29,14 @@ def _destination_key(destination: Sequence[Any]) -> tuple[Any, ...]:
     return (workspace_id, kind, namespace_id, tuple(readers))
 
 
-# What a connection that broke, or a database that stopped answering, raises.
+# What a connection that broke, or a database that stopped answering or is shutting down
+# (SQLSTATE classes 08 and 57: a restart terminates every session), raises.
 _UNREACHABLE = (
     OSError,
     TimeoutError,
-    asyncpg.ConnectionDoesNotExistError,
     asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
     asyncpg.TooManyConnectionsError,
 )
 
@@ -82,6 +83,19 @@ class Session:
                 self._allowed_audiences[_destination_key(destination)] = r["allowed_audience_ids"]
                 return
 
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """A statement stopped by statement_timeout is TIMEOUT; a lost or unreachable database
+        SERVICE_UNAVAILABLE. Either way the connection is not handed back to the pool."""
+        try:
+            yield
+        except asyncpg.QueryCanceledError as e:  # statement_timeout (app.db); class 57 too
+            self.broken = True
+            raise Timeout("the request took too long and was stopped") from e
+        except _UNREACHABLE as e:
+            self.broken = True
+            raise ServiceUnavailable("the database is unavailable; try again shortly") from e
+
     @asynccontextmanager
     async def _statement(self) -> AsyncIterator[_Conn]:
         """One statement's turn on the connection: counted, and its round trip timed."""
@@ -90,13 +104,8 @@ class Session:
             self.statements += 1
             started = time.perf_counter()
             try:
-                yield conn
-            except asyncpg.QueryCanceledError as e:  # statement_timeout (app.db)
-                self.broken = True
-                raise Timeout("the request took too long and was stopped") from e
-            except _UNREACHABLE as e:
-                self.broken = True
-                raise ServiceUnavailable("the database is unavailable; try again shortly") from e
+                with self._translated():
+                    yield conn
             finally:
                 self.database_seconds += time.perf_counter() - started
 
@@ -132,7 +141,8 @@ class Session:
             async with self._lock:
                 conn = await self._connection()
                 tx = conn.transaction(readonly=readonly)
-                await tx.start()
+                with self._translated():
+                    await tx.start()
             try:
                 yield
             except BaseException:
@@ -145,7 +155,8 @@ class Session:
                         self.broken = True
                 raise
             async with self._lock:
-                await tx.commit()
+                with self._translated():
+                    await tx.commit()
 
     async def close(self) -> None:
         context.observe_session(self.statements, self.database_seconds)
