@@ -179,7 +179,7 @@ class _Applier:
             raise _Reject(f"visibility: only a channel has a visibility, not a {c.kind}")
         if c.parent is not None or c.root is not None:
             raise _Reject("only a thread has a parent and a root")
-        actors = await self._live_actors(c.members)
+        actors = await self._live_actors(c.members or [])
         people = [a.id for a in actors if a.kind == "member"]
         if follows_membership(c.kind, c.visibility) and not people:
             what = "a dm" if c.kind == "dm" else f"a {c.visibility} channel"

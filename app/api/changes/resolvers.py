@@ -40,7 +40,7 @@ def _as_dict(change: ChangeInput) -> dict[str, Any]:
         value = getattr(change, name)
         if value is strawberry.UNSET or value is None:
             continue
-        payload = {k: v for k, v in vars(value).items() if v is not None}
+        payload = {_FIELD.get(k, k): v for k, v in vars(value).items() if v is not None}
         if "audience" in payload:  # the one nested input (createMemory)
             payload["audience"] = {
                 k: v for k, v in vars(payload["audience"]).items() if v is not None
@@ -48,6 +48,9 @@ def _as_dict(change: ChangeInput) -> dict[str, Any]:
         return {kind: payload}
     return {}
 
+
+# Input fields whose change-file name is not their Python name.
+_FIELD = {"memory_sources": "memorySources"}
 
 _CAMEL = {
     "upsert_member": "upsertMember",
