@@ -237,13 +237,7 @@ class _Applier:
         root = (await sql.messages_by_keys(self.db, self.ws.id, [c.root])).get(c.root)
         if root is None or root.scope_id != parent.id:
             raise _Reject(f"root: no message '{_short(c.root)}' in the parent scope")
-        row = await self.db.fetchrow(
-            "select origin_audience_id, destination_audience_id from scopes"
-            " where workspace_id = $1 and id = $2",
-            self.ws.id,
-            parent.id,
-        )
-        assert row is not None
+        origin, destination = await sql.audiences_of(self.db, self.ws.id, parent.id)
         await sql.insert_scope(
             self.db,
             self.ws.id,
@@ -254,8 +248,8 @@ class _Applier:
             name=c.name,
             parent_id=parent.id,
             root_message_id=root.id,
-            origin_audience_id=row["origin_audience_id"],
-            destination_audience_id=row["destination_audience_id"],
+            origin_audience_id=origin,
+            destination_audience_id=destination,
             member_ids=[],
         )
         return True

@@ -195,6 +195,18 @@ async def scopes_by_keys(
     return {r["key"]: ScopeState(**dict(r)) for r in rows}
 
 
+async def audiences_of(db: Executor, workspace_id: int, scope_id: int) -> tuple[int, int]:
+    """A conversation's (origin, destination) audience ids now: a new thread takes them."""
+    row = await db.fetchrow(
+        "select origin_audience_id, destination_audience_id from scopes"
+        " where workspace_id = $1 and id = $2",
+        workspace_id,
+        scope_id,
+    )
+    assert row is not None
+    return row["origin_audience_id"], row["destination_audience_id"]
+
+
 async def insert_scope(
     db: Executor,
     workspace_id: int,
