@@ -31,7 +31,13 @@ _log = logging.getLogger("recall.graphql")
 # Strawberry logs every GraphQL error itself, message, document excerpt and traceback: off.
 logging.getLogger("strawberry.execution").addFilter(lambda _record: False)
 
-_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+# uvicorn adds `color_message` (the message with terminal colour codes) to its records.
+_STANDARD = set(logging.makeLogRecord({}).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}
 
 _factory = logging.getLogRecordFactory()
 
