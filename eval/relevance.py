@@ -187,7 +187,7 @@ def _shifted(fixture: dict[str, Any], anchor: datetime, now: datetime) -> dict[s
     return fixture
 
 
-async def run(dsn: str, keep: bool) -> list[Outcome]:
+async def run(dsn: str, keep: bool, tune: bool = False) -> list[Outcome]:
     fixture = json.loads((DATA / "fixture.json").read_text())
     spec = json.loads((DATA / "queries.json").read_text())
     anchor = datetime.fromisoformat(spec["anchor"])
@@ -203,6 +203,9 @@ async def run(dsn: str, keep: bool) -> list[Outcome]:
             await conn.execute(_PLAIN_DOCUMENT)
             await import_fixture(conn, _shifted(fixture, anchor, now), StringIO())
             await conn.execute("analyze")
+            if tune:
+                await _tune(conn, target, [q for q in spec["queries"] if q["split"] == "tuning"])
+                return []
             return await _queries(conn, target, spec["queries"])
         finally:
             await conn.close()
@@ -214,8 +217,42 @@ async def run(dsn: str, keep: bool) -> list[Outcome]:
         await admin.close()
 
 
+# The grid --tune walks (on the tuning half only): each setting of app.history.ranking's
+# weights, one at a time around the committed values.
+GRID: dict[str, list[float]] = {
+    "K1": [0.9, 1.2, 1.6, 2.0],
+    "B": [0.3, 0.5, 0.75, 0.9],
+    "PROXIMITY_WEIGHT": [0.0, 1.0, 2.0, 4.0, 8.0],
+    "CONTEXT_SHARE": [0.0, 0.5, 0.7, 0.8, 0.9, 1.0],
+    "CONTEXT_TOP": [0, 1, 2, 3, 5],
+    "RECENCY_WEIGHT": [0.0, 0.02, 0.05, 0.1, 0.2, 0.4],
+    "RECENCY_DAYS": [7.0, 14.0, 30.0, 90.0],
+    "REQUESTER_SPOKE_WEIGHT": [0.0, 0.01, 0.03, 0.1],
+    "SAME_CONVERSATION_WEIGHT": [0.0, 0.01, 0.02, 0.05, 0.1],
+}
+
+
+async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]]) -> None:
+    from app.history import ranking
+
+    async def score() -> float:
+        outcomes = await _queries(conn, dsn, queries, baselines=False)
+        scored = [o for o in outcomes if o.eligible_grades]
+        return sum(ndcg(o.ranked["recall"], o.eligible_grades) for o in scored) / len(scored)
+
+    print(f"committed: tuning nDCG@10 {await score():.4f}")
+    for name, values in GRID.items():
+        kept = getattr(ranking, name)
+        cells = []
+        for v in values:
+            setattr(ranking, name, type(kept)(v))
+            cells.append(f"{v:g}: {await score():.4f}")
+        setattr(ranking, name, kept)
+        print(f"{name:<26} " + "  ".join(cells), flush=True)
+
+
 async def _queries(
-    conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]]
+    conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]], baselines: bool = True
 ) -> list[Outcome]:
     from app.data.tokens import issue_actor_token
 
@@ -268,11 +305,13 @@ async def _queries(
                 ]
                 out.ineligible_hits = [k for k in shown if k not in keys]
                 out.eligible_grades = {k: g for k, g in q["grades"].items() if k in keys}
+                outcomes.append(out)
+                if not baselines:
+                    continue
                 out.ranked["bm25"] = bm25_rank(docs, q["query"])
                 out.ranked["bm25_parts"] = bm25_rank(docs, q["query"], parts=True)
                 ts, newest = await _sql_baselines(conn, docs, q["query"])
                 out.ranked["ts_rank_cd"], out.ranked["newest"] = ts, newest
-                outcomes.append(out)
     return outcomes
 
 
@@ -384,8 +423,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--check", action="store_true", help=f"fail below {EXPECTED.name}")
     parser.add_argument("--keep", action="store_true", help="keep the evaluation database")
+    parser.add_argument(
+        "--tune", action="store_true", help="walk the weights' grid on the tuning half"
+    )
     args = parser.parse_args(argv)
     dsn = resolve_database_url(Settings())
+    if args.tune:
+        asyncio.run(run(dsn, args.keep, tune=True))
+        return
     started = time.perf_counter()
     outcomes = asyncio.run(run(dsn, args.keep))
     table = summarize(outcomes)

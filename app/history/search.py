@@ -125,6 +125,11 @@ async def history_search(
             ranking.RECENCY_DAYS,
             ranking.REQUESTER_SPOKE_WEIGHT,
             ranking.SAME_CONVERSATION_WEIGHT,
+            ranking.K1,
+            ranking.B,
+            ranking.PROXIMITY_WEIGHT,
+            ranking.CONTEXT_SHARE,
+            ranking.CONTEXT_TOP,
         )
         position = (after.score, after.message_id) if after else None
         # With the budget spent the page is empty, but the window is still counted and audited.
