@@ -203,3 +203,15 @@ create trigger search_documents_count_update
 -- A hit pulls in the thread it roots (app/data/history_search.py): found by its root message.
 create index scopes_root_message on scopes (workspace_id, root_message_id)
     where root_message_id is not null;
+
+-- The weights a turn's search ranked with, per cursor binding (turn, query, speaker, time
+-- bounds): its next pages and repeats rank with them, so cursors stay positions in one order
+-- while the statistics move. Gone with the turn.
+create table turn_search_weights (
+    workspace_id bigint not null,
+    turn_id bigint not null,
+    binding text not null,
+    weights jsonb not null,
+    primary key (workspace_id, turn_id, binding),
+    foreign key (workspace_id, turn_id) references turns (workspace_id, id) on delete cascade
+);

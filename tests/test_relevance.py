@@ -110,3 +110,21 @@ async def test_term_statistics_follow_imports_edits_and_deletions(
         " (select id from messages where key in ('rare', 'common3'))"
     )
     await _stats_match_documents(db)
+
+
+async def test_pages_keep_their_order_while_the_statistics_move(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, turn: str
+) -> None:
+    other = await start_turn(client, db, issue_token, scope="incidents", requester="bob")
+    whole = hit_keys(await search(client, other, "payment signature webhook", first=8))
+    first = await search(client, turn, "payment signature webhook", first=3)
+    assert hit_keys(first) == whole[:3]
+    # As if thousands of messages about webhooks had arrived since the first page.
+    await db.execute(
+        "update search_term_stats set documents = documents + 5000"
+        " where lexeme in ('webhook', 'signatur')"
+    )
+    await db.execute("update search_corpus_stats set documents = documents + 5000")
+    cursor = first["pageInfo"]["endCursor"]
+    rest = await search(client, turn, "payment signature webhook", first=5, after=cursor)
+    assert hit_keys(first) + hit_keys(rest) == whole

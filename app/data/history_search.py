@@ -13,6 +13,7 @@ Parameters ($1-$4 are the destination, see eligibility.py):
   $14 window   $15-$17 rank inputs   $18-$20 page   $21-$24 weights
   $25 the destination's allowed audiences if this request already has them, else NULL
   $26-$30 word weighting and context: k1, b, proximity weight, context share, context top
+  $31 the search's cursor binding (its weights are kept per turn and binding)
 """
 
 from __future__ import annotations
@@ -224,15 +225,23 @@ qlex as materialized (
     from unnest($6::text[]) t(term)
     cross join unnest(tsvector_to_array(recall_document_tsvector(t.term))) x(lexeme)
 ),
+-- The statistics move as messages arrive; a turn's later searches with the same binding (the
+-- next page, or the same question again) rank with the weights its first one used, so that a
+-- cursor's score stays a position in the same order.
+frozen as materialized (
+    select f.weights from turn_search_weights f
+    where f.workspace_id = $1 and f.turn_id = $8 and f.binding = $31
+),
 corpus as materialized (
     select greatest(coalesce(max(c.documents), 0), 1)::float8 as n,
-           greatest(coalesce(max(c.lexemes)::float8 / nullif(max(c.documents), 0), 1), 1)
-               as avgdl
+           coalesce((select (f.weights->>'avgdl')::float8 from frozen f), greatest(
+               coalesce(max(c.lexemes)::float8 / nullif(max(c.documents), 0), 1), 1)) as avgdl
     from search_corpus_stats c where c.workspace_id = $1
 ),
 weights as materialized (
-    select q.lexeme, ln(1 + (c.n - coalesce(s.documents, 0) + 0.5)
-                          / (coalesce(s.documents, 0) + 0.5))::float8 as idf
+    select q.lexeme, coalesce((select (f.weights->'idf'->>q.lexeme)::float8 from frozen f),
+        ln(1 + (c.n - coalesce(s.documents, 0) + 0.5) / (coalesce(s.documents, 0) + 0.5)))
+        as idf
     from qlex q cross join corpus c
     left join search_term_stats s on s.workspace_id = $1 and s.lexeme = q.lexeme
 ),
@@ -251,12 +260,19 @@ sources as materialized (
     from lexed l
     join messages m on m.workspace_id = $1 and m.id = l.id
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
-    where l.id in (
+    where not exists (select 1 from frozen) and l.id in (
         (select x.id from lexed x
          where exists (select 1 from identifiers i where numnode(i.q) > 0 and x.tsv @@ i.q)
          order by x.lexical desc, x.id desc limit {CONTEXT_SOURCES})
         union
         (select x.id from lexed x order by x.lexical desc, x.id desc limit $30))
+    union all
+    select m.id, (e.value->>1)::float8, m.scope_id, m.seq, m.created_at, s.kind,
+           s.root_message_id
+    from frozen f
+    cross join jsonb_array_elements(f.weights->'sources') e
+    join messages m on m.workspace_id = $1 and m.id = (e.value->>0)::bigint
+    join scopes s on s.workspace_id = $1 and s.id = m.scope_id
 ),
 around as materialized (
     select c.id, max(src.lexical) as source_lexical
@@ -311,7 +327,19 @@ requester_spoke as materialized (
 -- relative to how strongly this query matches at all, so the same weights nudge a query of
 -- one common word and one of five rare ones alike.
 scale as materialized (
-    select coalesce(max(lexical), 0) as top from candidates
+    select coalesce((select (f.weights->>'top')::float8 from frozen f), max(lexical), 0) as top
+    from candidates
+),
+saved as (
+    insert into turn_search_weights (workspace_id, turn_id, binding, weights)
+    select $1, $8, $31, jsonb_build_object(
+        'idf', (select coalesce(jsonb_object_agg(lexeme, idf), '{{}}') from weights),
+        'avgdl', (select avgdl from corpus),
+        'top', (select top from scale),
+        'sources', (select coalesce(jsonb_agg(jsonb_build_array(id, lexical)), '[]')
+                    from sources))
+    where not exists (select 1 from frozen)
+    on conflict do nothing
 ),
 scored as (
     select c.id, c.lexical,
@@ -381,6 +409,8 @@ class PageRequest:
     after: tuple[float, int] | None
     limit: int
     window: int
+    # The cursor binding (app.history.cursor): the weights are frozen per turn and binding.
+    binding: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,6 +452,7 @@ async def search(
         rank.proximity_weight,
         rank.context_share,
         rank.context_top,
+        page.binding,
     )
     db.remember_allowed_audiences(destination.params(), rows)
     counts = dict.fromkeys(RULES, 0)

@@ -133,7 +133,7 @@ async def history_search(
         )
         position = (after.score, after.message_id) if after else None
         # With the budget spent the page is empty, but the window is still counted and audited.
-        page = PageRequest(position, size + 1 if size > 0 else 0, ranking.WINDOW)
+        page = PageRequest(position, size + 1 if size > 0 else 0, ranking.WINDOW, bound_to)
         found: SearchRows = await search(db, turn.destination, filters, rank, page)
         hits, counts = found.hits, found.counts
         more = len(hits) > size
