@@ -187,7 +187,7 @@ def _shifted(fixture: dict[str, Any], anchor: datetime, now: datetime) -> dict[s
     return fixture
 
 
-async def run(dsn: str, keep: bool, tune: bool = False) -> list[Outcome]:
+async def run(dsn: str, keep: bool, tune: bool = False, ablate: bool = False) -> list[Outcome]:
     fixture = json.loads((DATA / "fixture.json").read_text())
     spec = json.loads((DATA / "queries.json").read_text())
     anchor = datetime.fromisoformat(spec["anchor"])
@@ -203,6 +203,9 @@ async def run(dsn: str, keep: bool, tune: bool = False) -> list[Outcome]:
             await conn.execute(_PLAIN_DOCUMENT)
             await import_fixture(conn, _shifted(fixture, anchor, now), StringIO())
             await conn.execute("analyze")
+            if ablate:
+                await _ablate(conn, target, spec["queries"])
+                return []
             if tune:
                 await _tune(conn, target, [q for q in spec["queries"] if q["split"] == "tuning"])
                 return []
@@ -230,6 +233,47 @@ GRID: dict[str, list[float]] = {
     "REQUESTER_SPOKE_WEIGHT": [0.0, 0.01, 0.03, 0.1],
     "SAME_CONVERSATION_WEIGHT": [0.0, 0.01, 0.02, 0.05, 0.1],
 }
+
+
+# What each signal buys (--ablate): the committed ranking with one signal taken out.
+ABLATIONS: list[tuple[str, dict[str, float]]] = [
+    ("committed", {}),
+    ("no context (CONTEXT_SHARE 0)", {"CONTEXT_SHARE": 0.0}),
+    ("context of identifier matches only (CONTEXT_TOP 0)", {"CONTEXT_TOP": 0}),
+    ("no length normalisation (B 0)", {"B": 0.0}),
+    ("no boosts (recency, requester, same conversation 0)",
+     {"RECENCY_WEIGHT": 0.0, "REQUESTER_SPOKE_WEIGHT": 0.0, "SAME_CONVERSATION_WEIGHT": 0.0}),
+    ("no identifier expansion in the query", {"identifiers": 0}),
+]  # fmt: skip
+
+
+async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]]) -> None:
+    from app.data import history_search
+    from app.history import ranking
+
+    sql = history_search._SEARCH
+    plain = sql.replace(
+        "recall_history_tsquery($6::text[], $7::text[])",
+        "recall_search_tsquery($6::text[], $7::text[], true)",
+    )
+    for name, settings in ABLATIONS:
+        kept = {k: getattr(ranking, k) for k in settings if hasattr(ranking, k)}
+        for k, v in settings.items():
+            if hasattr(ranking, k):
+                setattr(ranking, k, type(kept[k])(v))
+        history_search._SEARCH = plain if "identifiers" in settings else sql
+        outcomes = [
+            o for o in await _queries(conn, dsn, queries, baselines=False) if o.eligible_grades
+        ]
+        cells = []
+        for split in ("heldout", "tuning"):
+            group = [o for o in outcomes if o.query["split"] == split]
+            value = sum(ndcg(o.ranked["recall"], o.eligible_grades) for o in group) / len(group)
+            cells.append(f"{split} {value:.3f}")
+        print(f"{name:<55} " + "  ".join(cells), flush=True)
+        for k, v in kept.items():
+            setattr(ranking, k, v)
+    history_search._SEARCH = sql
 
 
 async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]]) -> None:
@@ -426,8 +470,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--tune", action="store_true", help="walk the weights' grid on the tuning half"
     )
+    parser.add_argument(
+        "--ablate", action="store_true", help="the ranking with each signal taken out, both halves"
+    )
     args = parser.parse_args(argv)
     dsn = resolve_database_url(Settings())
+    if args.ablate:
+        asyncio.run(run(dsn, args.keep, ablate=True))
+        return
     if args.tune:
         asyncio.run(run(dsn, args.keep, tune=True))
         return
