@@ -223,13 +223,13 @@ async def run(dsn: str, keep: bool, tune: bool = False, ablate: bool = False) ->
 # The grid --tune walks (on the tuning half only): each setting of app.history.ranking's
 # weights, one at a time around the committed values.
 GRID: dict[str, list[float]] = {
-    "K1": [0.9, 1.2, 1.6, 2.0],
-    "B": [0.3, 0.5, 0.75, 0.9],
+    "K1": [0.9, 1.2, 2.0],
+    "B": [0.0, 0.1, 0.2, 0.3, 0.5],
     "PROXIMITY_WEIGHT": [0.0, 1.0, 2.0, 4.0, 8.0],
-    "CONTEXT_SHARE": [0.0, 0.5, 0.7, 0.8, 0.9, 1.0],
+    "CONTEXT_SHARE": [0.0, 0.5, 0.6, 0.7, 0.8, 0.9],
     "CONTEXT_TOP": [0, 1, 2, 3, 5],
-    "RECENCY_WEIGHT": [0.0, 0.02, 0.05, 0.1, 0.2, 0.4],
-    "RECENCY_DAYS": [7.0, 14.0, 30.0, 90.0],
+    "RECENCY_WEIGHT": [0.0, 0.02, 0.05, 0.1, 0.2],
+    "RECENCY_DAYS": [7.0, 30.0, 90.0],
     "REQUESTER_SPOKE_WEIGHT": [0.0, 0.01, 0.03, 0.1],
     "SAME_CONVERSATION_WEIGHT": [0.0, 0.01, 0.02, 0.05, 0.1],
 }
@@ -240,7 +240,9 @@ ABLATIONS: list[tuple[str, dict[str, float]]] = [
     ("committed", {}),
     ("no context (CONTEXT_SHARE 0)", {"CONTEXT_SHARE": 0.0}),
     ("context of identifier matches only (CONTEXT_TOP 0)", {"CONTEXT_TOP": 0}),
-    ("no length normalisation (B 0)", {"B": 0.0}),
+    ("length normalisation on (B 0.5)", {"B": 0.5}),
+    ("no proximity (PROXIMITY_WEIGHT 0)", {"PROXIMITY_WEIGHT": 0.0}),
+    ("no IDF (every matched lexeme weighs 1)", {"idf": 0}),
     ("no boosts (recency, requester, same conversation 0)",
      {"RECENCY_WEIGHT": 0.0, "REQUESTER_SPOKE_WEIGHT": 0.0, "SAME_CONVERSATION_WEIGHT": 0.0}),
     ("no identifier expansion in the query", {"identifiers": 0}),
@@ -262,6 +264,11 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
             if hasattr(ranking, k):
                 setattr(ranking, k, type(kept[k])(v))
         history_search._SEARCH = plain if "identifiers" in settings else sql
+        if "idf" in settings:
+            history_search._SEARCH = sql.replace(
+                "ln(1 + (c.n - coalesce(s.documents, 0) + 0.5) / (coalesce(s.documents, 0) + 0.5))",
+                "1.0",
+            )
         outcomes = [
             o for o in await _queries(conn, dsn, queries, baselines=False) if o.eligible_grades
         ]
