@@ -96,6 +96,43 @@ begin
 end
 $$;
 
+-- The query's side of word weighting and of the context around identifier matches, as
+-- plpgsql (never inlined): with the query's terms a constant, a custom plan folds each to a
+-- constant once, instead of planning and running the document vector's expression per term.
+-- The lexemes the document vector gives the query's terms (stems, CJK pairs, identifiers
+-- whole and in parts), each once.
+create function recall_query_lexemes(include text[]) returns text[]
+language plpgsql immutable parallel safe
+as $$
+begin
+    return array(
+        select distinct x
+        from unnest(coalesce(include, '{}')) as t
+        cross join unnest(tsvector_to_array(recall_document_tsvector(t))) as x
+        order by 1);
+end
+$$;
+
+-- The identifier terms of a query as written (each the phrase of its lexemes), OR'd; NULL when
+-- the query names no identifier.
+create function recall_identifier_tsquery(include text[]) returns tsquery
+language plpgsql immutable parallel safe
+as $$
+declare
+    q tsquery;
+    t tsquery;
+    term text;
+begin
+    foreach term in array coalesce(include, '{}') loop
+        continue when term !~ '[a-z][a-z0-9]*([._/-][a-z0-9]+)+';
+        t := recall_term_tsquery(term);
+        continue when numnode(t) = 0;
+        q := case when q is null then t else q || t end;
+    end loop;
+    return q;
+end
+$$;
+
 -- The documents written before this migration get their identifier parts now (only those
 -- with something that looks like an identifier: the others' vectors do not change).
 update search_documents d set tsv = recall_document_tsvector(m.body)

@@ -170,9 +170,8 @@ def _bm25(tsv: str) -> str:
         * length({tsv}) / (select avgdl from corpus))))::float8"""
 
 
-# A query term that is an identifier (lower-cased by the parser): migrations/014's shape, with
-# '-' too (kebab-case names are whole lexemes of the English parser).
-IDENTIFIER = "[a-z][a-z0-9]*([._/-][a-z0-9]+)+"
+# A query's identifier terms (migrations/014: recall_identifier_tsquery) pull in the
+# conversation around their best exact matches.
 CONTEXT_SOURCES = 5
 CONTEXT_PER_SOURCE = 8
 CONTEXT_NEIGHBORS = 2
@@ -221,9 +220,7 @@ pool as (
 -- terms: stems, CJK pairs, identifiers whole and in parts) weighs its inverse document
 -- frequency in this workspace (migrations/014 keeps the counts current as messages arrive).
 qlex as materialized (
-    select distinct x.lexeme
-    from unnest($6::text[]) t(term)
-    cross join unnest(tsvector_to_array(recall_document_tsvector(t.term))) x(lexeme)
+    select unnest(recall_query_lexemes($6::text[])) as lexeme
 ),
 -- The statistics move as messages arrive; a turn's later searches with the same binding (the
 -- next page, or the same question again) rank with the weights its first one used, so that a
@@ -252,10 +249,6 @@ lexed as (
 -- The conversation around an exact identifier match: the best few messages that quote an
 -- identifier of the query as written pull in their thread (the one they are in or the one
 -- they root, nearest first) and their neighbors in their scope.
-identifiers as materialized (
-    select recall_term_tsquery(t.term) as q from unnest($6::text[]) t(term)
-    where t.term ~ '{IDENTIFIER}'
-),
 sources as materialized (
     select l.id, l.lexical, m.scope_id, m.seq, m.created_at, s.kind, s.root_message_id
     from lexed l
@@ -263,7 +256,7 @@ sources as materialized (
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     where not exists (select 1 from frozen) and l.id in (
         (select x.id from lexed x
-         where exists (select 1 from identifiers i where numnode(i.q) > 0 and x.tsv @@ i.q)
+         where x.tsv @@ recall_identifier_tsquery($6::text[])
          order by x.lexical desc, x.id desc limit {CONTEXT_SOURCES})
         union
         (select x.id from lexed x order by x.lexical desc, x.id desc limit $30))
@@ -305,7 +298,7 @@ extra as (
     from around a
     join messages m on m.workspace_id = $1 and m.id = a.id
     left join search_documents d on d.workspace_id = $1 and d.message_id = m.id
-    where not exists (select 1 from pool p where p.id = m.id)
+    where m.id not in (select p.id from pool p)
       and {in_perspective("m.scope_id", "$5")} and not {_IN_CONTEXT}
       and {eligible("m", ALLOWED_FROM_CTE)}
       and ($10::bigint is null or m.author_id = $10)
@@ -318,10 +311,11 @@ candidates as (
     union all
     select e.id, e.scope_id, e.created_at, e.tsv, {_bm25("e.tsv")} from extra e
 ),
--- "Where were *we* talking": decided once per scope of the candidates, not once per message.
+-- "Where were *we* talking": decided once per scope of the candidates, not once per message
+-- (and not at all while its weight is 0: the condition folds to a constant in a custom plan).
 requester_spoke as materialized (
     select w.scope_id from (select distinct scope_id from candidates) w
-    where exists (select 1 from messages r where r.workspace_id = $1
+    where $23::float8 <> 0 and exists (select 1 from messages r where r.workspace_id = $1
                   and r.scope_id = w.scope_id and r.author_id = $16)
 ),
 -- The boosts are shares of the best lexical score among the candidates: "near-equal" is
