@@ -129,10 +129,15 @@ async def history_search(
             ranking.RECENCY_DAYS,
             ranking.REQUESTER_SPOKE_WEIGHT,
             ranking.SAME_CONVERSATION_WEIGHT,
+            ranking.K1,
+            ranking.B,
+            ranking.PROXIMITY_WEIGHT,
+            ranking.CONTEXT_SHARE,
+            ranking.CONTEXT_TOP,
         )
         position = (after.score, after.message_id) if after else None
         # With the budget spent the page is empty, but the window is still counted and audited.
-        page = PageRequest(position, size + 1 if size > 0 else 0, ranking.WINDOW)
+        page = PageRequest(position, size + 1 if size > 0 else 0, ranking.WINDOW, bound_to)
         found: SearchRows = await search(db, turn.destination, filters, rank, page)
         hits, counts = found.hits, found.counts
         more = len(hits) > size

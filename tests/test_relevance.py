@@ -1,0 +1,130 @@
+"""historySearch relevance signals (docs/relevance.md): word weighting from term statistics
+that follow every write, identifiers matched by their parts, and the conversation pulled in
+around an exact identifier match — all inside eligibility."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg
+import pytest
+
+from tests.client import GraphQLClient
+from tests.history_support import hit_keys, search, shown_keys, start_turn
+from tests.personas import acme, load
+
+
+def _at(minutes: int) -> str:
+    t = datetime(2026, 5, 1, 9, 0, tzinfo=UTC) + timedelta(minutes=minutes)
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def relevance_acme() -> dict[str, Any]:
+    fixture = acme()
+    fixture["scopes"] += [
+        {"key": "incidents", "kind": "channel", "visibility": "public", "name": "incidents",
+         "members": ["alice", "bob", "helper"]},
+        {"key": "t-declined", "kind": "thread", "parent": "incidents", "root": "root"},
+    ]  # fmt: skip
+    messages = [
+        ("root", "incidents", 0, "Spike of ERR_PAYMENT_DECLINED from checkout since 14:05"),
+        ("cause", "t-declined", 10, "The processor key was rotated and the bank rejected them"),
+        ("hidden", "t-declined", 20, "A note nobody may cite"),
+        ("config", "incidents", 600, "Set billing.retry_interval to 24h"),
+        ("rare", "incidents", 700, "The webhook signature check failed once for a payment"),
+    ]
+    # A common word, repeated in long messages: it must not outweigh one rare word.
+    messages += [
+        (f"common{i}", "incidents", 800 + i,
+         "payment payment payment: the payment page, payment retries and payment emails")
+        for i in range(12)
+    ]  # fmt: skip
+    fixture["messages"] += [
+        {"key": k, "scope": s, "author": "alice", "at": _at(m), "body": b}
+        for k, s, m, b in messages
+    ]
+    fixture["messages"][-len(messages) + 2]["evidence"] = False  # "hidden"
+    return fixture
+
+
+@pytest.fixture
+async def turn(client: GraphQLClient, db: asyncpg.Connection, issue_token: Any) -> str:
+    await load(db, relevance_acme())
+    return await start_turn(client, db, issue_token, scope="incidents", requester="bob")
+
+
+async def test_an_error_code_pulls_in_the_cause_discussed_around_it(
+    client: GraphQLClient, turn: str
+) -> None:
+    result = await search(client, turn, "ERR_PAYMENT_DECLINED", first=5)
+    keys = hit_keys(result)
+    # The exact quote first, then its thread's reply that never names the code.
+    assert keys[:2] == ["root", "cause"]
+    # Pulled-in messages pass eligibility like any match: no evidence, never shown.
+    assert "hidden" not in shown_keys(result)
+    for edge in result["edges"]:
+        node = edge["node"]
+        assert sum(c["value"] for c in node["why"]) == pytest.approx(node["score"], abs=1e-12)
+    # Excluded words remove pulled-in messages too.
+    assert "cause" not in hit_keys(await search(client, turn, "ERR_PAYMENT_DECLINED -rotated"))
+
+
+async def test_identifiers_are_found_by_their_parts(client: GraphQLClient, turn: str) -> None:
+    assert hit_keys(await search(client, turn, "retry interval", first=3))[0] == "config"
+    assert hit_keys(await search(client, turn, "billing.retry_interval", first=3))[0] == "config"
+
+
+async def test_one_rare_word_outweighs_a_common_word_repeated(
+    client: GraphQLClient, turn: str
+) -> None:
+    assert hit_keys(await search(client, turn, "payment signature", first=3))[0] == "rare"
+
+
+async def _stats_match_documents(db: asyncpg.Connection) -> None:
+    kept = await db.fetch(
+        "select workspace_id, lexeme, documents from search_term_stats where documents > 0"
+        " order by 1, 2"
+    )
+    fresh = await db.fetch(
+        "select d.workspace_id, l.lexeme, count(*)::int as documents from search_documents d"
+        " cross join unnest(tsvector_to_array(d.tsv)) l(lexeme) group by 1, 2 order by 1, 2"
+    )
+    assert [tuple(r) for r in kept] == [tuple(r) for r in fresh]
+    corpus = await db.fetch("select * from search_corpus_stats order by 1")
+    counted = await db.fetch(
+        "select workspace_id, count(*) as documents, sum(length(tsv)) as lexemes"
+        " from search_documents group by 1 order by 1"
+    )
+    assert [tuple(r) for r in corpus] == [tuple(r) for r in counted]
+
+
+async def test_term_statistics_follow_imports_edits_and_deletions(
+    db: asyncpg.Connection, turn: str
+) -> None:
+    await _stats_match_documents(db)
+    await db.execute("update messages set body = 'The processor token expired' where key = 'cause'")
+    await _stats_match_documents(db)
+    await db.execute(
+        "delete from search_documents where message_id in"
+        " (select id from messages where key in ('rare', 'common3'))"
+    )
+    await _stats_match_documents(db)
+
+
+async def test_pages_keep_their_order_while_the_statistics_move(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, turn: str
+) -> None:
+    other = await start_turn(client, db, issue_token, scope="incidents", requester="bob")
+    whole = hit_keys(await search(client, other, "payment signature webhook", first=8))
+    first = await search(client, turn, "payment signature webhook", first=3)
+    assert hit_keys(first) == whole[:3]
+    # As if thousands of messages about webhooks had arrived since the first page.
+    await db.execute(
+        "update search_term_stats set documents = documents + 5000"
+        " where lexeme in ('webhook', 'signatur')"
+    )
+    await db.execute("update search_corpus_stats set documents = documents + 5000")
+    cursor = first["pageInfo"]["endCursor"]
+    rest = await search(client, turn, "payment signature webhook", first=5, after=cursor)
+    assert hit_keys(first) + hit_keys(rest) == whole
