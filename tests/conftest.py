@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -129,10 +130,10 @@ async def template_name(server_dsn: str) -> AsyncIterator[str]:
         await admin.close()
 
 
-@pytest.fixture
-async def dsn(server_dsn: str, template_name: str) -> AsyncIterator[str]:
-    """A fresh, migrated, empty database for this test."""
-    name = f"recall_t_{uuid.uuid4().hex[:12]}"
+@asynccontextmanager
+async def migrated_database(server_dsn: str, template_name: str, name: str) -> AsyncIterator[str]:
+    """A fresh, migrated, empty database `name` (cloned from the template; on Citus created
+    on every node and migrated), dropped afterwards; yields its DSN."""
     if CITUS is not None:
         await _create_citus_database(CITUS, name)
         try:
@@ -152,6 +153,15 @@ async def dsn(server_dsn: str, template_name: str) -> AsyncIterator[str]:
     finally:
         await admin.execute(f'drop database if exists "{name}" with (force)')
         await admin.close()
+
+
+@pytest.fixture
+async def dsn(server_dsn: str, template_name: str) -> AsyncIterator[str]:
+    """A fresh, migrated, empty database for this test."""
+    async with migrated_database(
+        server_dsn, template_name, f"recall_t_{uuid.uuid4().hex[:12]}"
+    ) as created:
+        yield created
 
 
 @pytest.fixture
