@@ -67,3 +67,28 @@ create trigger message_memory_sources_forget_lineage
     after insert on message_memory_sources
     for each row when (current_setting('recall.bulk_import', true) is distinct from 'on')
     execute function recall_forget_lineage_of_new_edge();
+
+-- The triggers above and those of migrations/004 run on Citus shards, where a SQL-language
+-- function with parameters cannot plan a distributed statement ("parameters in SQL functions"
+-- are not supported); PL/pgSQL passes them as bound parameters. Same statement as 004's.
+create or replace function recall_forget_lineage(p_workspace bigint, p_messages bigint[])
+returns void
+language plpgsql
+as $$
+begin
+    with recursive affected(id) as (
+        select unnest(p_messages)
+        union
+        select x.message_id
+        from affected a
+        cross join lateral (  -- an index lookup per node, as in recall_lineage_summary
+            select s.message_id from message_sources s
+            where s.workspace_id = p_workspace and s.source_message_id = a.id
+            offset 0
+        ) x
+    )
+    update messages m set lineage_audience_ids = null, lineage_denied = null
+    from affected a
+    where m.workspace_id = p_workspace and m.id = a.id and m.lineage_audience_ids is not null;
+end
+$$;

@@ -188,6 +188,10 @@ async def empty_dsn(server_dsn: str) -> AsyncIterator[str]:
 @pytest.fixture
 async def db(dsn: str) -> AsyncIterator[asyncpg.Connection]:
     conn = await connect(dsn)
+    if CITUS is not None:
+        # The tests' own inspection SQL joins across workspaces freely; the app's statements
+        # (on their own connections) get no such help.
+        await conn.execute("set citus.enable_repartition_joins = on")
     try:
         yield conn
     finally:

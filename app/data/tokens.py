@@ -152,7 +152,7 @@ async def revoke_token(db: Executor, token_id: int) -> dict[str, Any]:
     """Revoke a token by id (as `recall token list` shows it); revoking twice is a no-op."""
     row = await db.fetchrow(
         """
-        update tokens set revoked_at = coalesce(revoked_at, now())
+        update tokens set revoked_at = coalesce(revoked_at, (select now()))
         where id = $1
         returning id, kind, revoked_at
         """,
