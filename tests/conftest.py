@@ -52,6 +52,10 @@ def server_dsn() -> str:
 
 
 CITUS = os.environ.get("RECALL_TEST_CITUS") or None
+# RECALL_TEST_CITUS_ROUTER=1: every statement the app sends must run on one shard. Citus raises
+# an error for a statement planned as more than one task (citus.multi_task_query_log_level), so
+# any fan-out fails the test that caused it (the tests' own connection is exempt).
+CITUS_ROUTER_ONLY = CITUS is not None and os.environ.get("RECALL_TEST_CITUS_ROUTER") == "1"
 
 
 def on_citus() -> bool:
@@ -82,6 +86,10 @@ async def _create_citus_database(coordinator: str, name: str) -> None:
         try:
             await admin.execute(f'create database "{name}"')
             await admin.execute(f'alter database "{name}" set citus.shard_count = 4')
+            if CITUS_ROUTER_ONLY and server == coordinator:
+                await admin.execute(
+                    f'alter database "{name}" set citus.multi_task_query_log_level = error'
+                )
         finally:
             await admin.close()
         conn = await asyncpg.connect(_with_database(server, name))
@@ -192,6 +200,7 @@ async def db(dsn: str) -> AsyncIterator[asyncpg.Connection]:
         # The tests' own inspection SQL joins across workspaces freely; the app's statements
         # (on their own connections) get no such help.
         await conn.execute("set citus.enable_repartition_joins = on")
+        await conn.execute("set citus.multi_task_query_log_level = off")
     try:
         yield conn
     finally:
