@@ -120,7 +120,9 @@ async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -
                     migration.checksum,
                 )
             applied_now.append(migration.name)
-        applied_now.extend(await distribute(conn))
+        # On a Citus coordinator: distribute what is not distributed yet (docs/scale.md). Not
+        # part of the returned names, which are exactly the migration files applied.
+        await distribute(conn)
     finally:
         await conn.execute("select pg_advisory_unlock($1)", _LOCK_KEY)
     return applied_now

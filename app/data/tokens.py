@@ -150,12 +150,17 @@ async def list_tokens(db: Executor, workspace_key: str | None) -> list[dict[str,
 
 async def revoke_token(db: Executor, token_id: int) -> dict[str, Any]:
     """Revoke a token by id (as `recall token list` shows it); revoking twice is a no-op."""
+    # The token's workspace first, so that the update names it: on Citus an UPDATE that is
+    # not routed to one shard may not use a subquery (`(select now())`, itself needed because
+    # Citus refuses now() inside COALESCE of an UPDATE).
+    workspace_id = await db.fetchval("select workspace_id from tokens where id = $1", token_id)
     row = await db.fetchrow(
         """
         update tokens set revoked_at = coalesce(revoked_at, (select now()))
-        where id = $1
+        where workspace_id = $1 and id = $2
         returning id, kind, revoked_at
         """,
+        workspace_id,
         token_id,
     )
     if row is None:
