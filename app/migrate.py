@@ -120,6 +120,9 @@ async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -
                     migration.checksum,
                 )
             applied_now.append(migration.name)
+        # On a Citus coordinator: distribute what is not distributed yet (docs/scale.md). Not
+        # part of the returned names, which are exactly the migration files applied.
+        await distribute(conn)
     finally:
         await conn.execute("select pg_advisory_unlock($1)", _LOCK_KEY)
     return applied_now
@@ -132,3 +135,99 @@ async def pending(conn: asyncpg.Connection, source: Traversable | None = None) -
     if exists:
         done = {r["version"] for r in await conn.fetch("select version from schema_migrations")}
     return [m.name for m in load_migrations(source) if m.version not in done]
+
+
+# Citus (docs/scale.md). Every table is distributed by its workspace and colocated with the
+# others, so that a workspace's rows share one shard group and each statement that names its
+# workspace is a single-shard router query. workspaces is distributed by its own id.
+_REFERENCE_TABLES = ("workspace_keys",)
+_LOCAL_TABLES = ("schema_migrations",)  # the coordinator's bookkeeping
+# Unique keys that do not include the distribution column: Citus cannot enforce them. Each has
+# a routable replacement (migrations/015): workspace_keys for workspaces.key, the unique
+# (workspace_id, token_hash) index for tokens.token_hash.
+_UNROUTABLE_UNIQUES = (("workspaces", "workspaces_key_key"), ("tokens", "tokens_token_hash_key"))
+
+
+async def is_citus_coordinator(conn: asyncpg.Connection) -> bool:
+    """The citus extension exists in this database and it has primary worker nodes."""
+    if not await conn.fetchval(
+        "select exists (select 1 from pg_extension where extname = 'citus')"
+    ):
+        return False
+    workers: int = await conn.fetchval(
+        "select count(*) from pg_dist_node where noderole = 'primary' and groupid > 0"
+    )
+    return workers > 0
+
+
+async def distribute(conn: asyncpg.Connection) -> list[str]:
+    """On a Citus coordinator, distribute every table not distributed yet; a no-op elsewhere
+    (plain PostgreSQL, or a Citus database without workers) and when all are distributed.
+
+    Citus distributes a table only if every foreign key it has points to a table already
+    distributed and colocated (or to a reference table), which the schema's cycles (workspaces
+    and namespaces, scopes and messages by root) make impossible in any order. So the foreign
+    keys of the tables still to distribute are dropped, every table is distributed, and the
+    same keys are added back (and validated) in the same transaction.
+    """
+    if not await is_citus_coordinator(conn):
+        return []
+    tables = [
+        r["relname"]
+        for r in await conn.fetch(
+            """
+            select c.relname from pg_class c
+            join pg_namespace n on n.oid = c.relnamespace
+            where n.nspname = current_schema() and c.relkind in ('r', 'p')
+              and not exists (select 1 from pg_dist_partition p where p.logicalrelid = c.oid)
+            order by c.relname
+            """
+        )
+        if r["relname"] not in _LOCAL_TABLES
+    ]
+    if not tables:
+        return []
+    async with conn.transaction():
+        # Table triggers run on the shards (the search sidecar and lineage cache triggers).
+        await conn.execute("set local citus.enable_unsafe_triggers = on")
+        await conn.execute("set local citus.multi_shard_modify_mode = 'sequential'")
+        keys = await conn.fetch(
+            """
+            select con.conrelid::regclass::text as tbl, con.conname,
+                   pg_get_constraintdef(con.oid) as def
+            from pg_constraint con
+            where con.contype = 'f' and con.conrelid::regclass::text = any($1::text[])
+            order by con.conrelid::regclass::text, con.conname
+            """,
+            tables,
+        )
+        for key in keys:
+            await conn.execute(f'alter table "{key["tbl"]}" drop constraint "{key["conname"]}"')
+        for table, constraint in _UNROUTABLE_UNIQUES:
+            if table in tables:
+                await conn.execute(
+                    f'alter table "{table}" drop constraint if exists "{constraint}"'
+                )
+        done: list[str] = []
+        for table in tables:
+            if table in _REFERENCE_TABLES:
+                await conn.execute("select create_reference_table($1)", table)
+                done.append(f"{table} (reference)")
+        colocate = "none" if "workspaces" in tables else "workspaces"
+        for table in ["workspaces", *[t for t in tables if t != "workspaces"]]:
+            if table not in tables or table in _REFERENCE_TABLES:
+                continue
+            column = "id" if table == "workspaces" else "workspace_id"
+            await conn.execute(
+                "select create_distributed_table($1, $2, colocate_with => $3)",
+                table,
+                column,
+                colocate,
+            )
+            colocate = "workspaces"
+            done.append(f"{table} (distributed by {column})")
+        for key in keys:
+            await conn.execute(
+                f'alter table "{key["tbl"]}" add constraint "{key["conname"]}" {key["def"]}'
+            )
+    return done

@@ -3,6 +3,12 @@
 The server is the embedded PostgreSQL (under .recall/test-pg) unless TEST_DATABASE_URL names
 one (any database on it; tests create and drop their own). Each test gets a database cloned
 from a migrated template, so tests are isolated and a clone costs milliseconds.
+
+RECALL_TEST_CITUS names a Citus coordinator instead (scripts/citus-cluster start; e.g.
+postgresql://postgres@127.0.0.1:9700/postgres) whose `postgres` database has its workers
+registered. A template cannot be cloned there (its shards live on the workers), so each test
+creates its database on the coordinator and on every worker, adds the workers to it, and runs
+`recall migrate`, which distributes every table (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -34,6 +41,8 @@ def _with_database(dsn: str, name: str) -> str:
 @pytest.fixture(scope="session")
 def server_dsn() -> str:
     """A DSN of a database on the test server, used to create and drop test databases."""
+    if CITUS is not None:
+        return CITUS
     configured = os.environ.get("TEST_DATABASE_URL")
     if configured:
         return configured
@@ -42,8 +51,80 @@ def server_dsn() -> str:
     return embedded_database_url(ROOT / ".recall" / "test-pg")
 
 
+CITUS = os.environ.get("RECALL_TEST_CITUS") or None
+# RECALL_TEST_CITUS_ROUTER=1: every statement the app sends must run on one shard. Citus raises
+# an error for a statement planned as more than one task (citus.multi_task_query_log_level), so
+# any fan-out fails the test that caused it (the tests' own connection is exempt).
+CITUS_ROUTER_ONLY = CITUS is not None and os.environ.get("RECALL_TEST_CITUS_ROUTER") == "1"
+
+
+def on_citus() -> bool:
+    return CITUS is not None
+
+
+async def _citus_workers(coordinator: str) -> list[str]:
+    admin = await asyncpg.connect(coordinator)
+    try:
+        rows = await admin.fetch(
+            "select nodename, nodeport from pg_dist_node"
+            " where noderole = 'primary' and groupid > 0 order by nodeport"
+        )
+    finally:
+        await admin.close()
+    user = urlsplit(coordinator).username or "postgres"
+    return [f"postgresql://{user}@{r['nodename']}:{r['nodeport']}/postgres" for r in rows]
+
+
+async def _create_citus_database(coordinator: str, name: str) -> None:
+    """`name` on the coordinator and every worker, with the extension, the workers added and
+    few shards (a test workspace is tiny; 32 shards per table make distribution slow)."""
+    workers = await _citus_workers(coordinator)
+    if not workers:
+        raise RuntimeError(f"{coordinator} has no workers: run scripts/citus-cluster start")
+    for server in [coordinator, *workers]:
+        admin = await asyncpg.connect(server)
+        try:
+            await admin.execute(f'create database "{name}"')
+            await admin.execute(f'alter database "{name}" set citus.shard_count = 4')
+            if CITUS_ROUTER_ONLY and server == coordinator:
+                await admin.execute(
+                    f'alter database "{name}" set citus.multi_task_query_log_level = error'
+                )
+        finally:
+            await admin.close()
+        conn = await asyncpg.connect(_with_database(server, name))
+        try:
+            await conn.execute("set client_min_messages = warning")
+            await conn.execute("create extension citus")
+        finally:
+            await conn.close()
+    conn = await asyncpg.connect(_with_database(coordinator, name))
+    try:
+        coord = urlsplit(coordinator)
+        await conn.execute(
+            "select citus_set_coordinator_host($1, $2)", coord.hostname, coord.port or 5432
+        )
+        for worker in workers:
+            parts = urlsplit(worker)
+            await conn.execute("select citus_add_node($1, $2)", parts.hostname, parts.port)
+    finally:
+        await conn.close()
+
+
+async def _drop_citus_database(coordinator: str, name: str) -> None:
+    for server in [coordinator, *await _citus_workers(coordinator)]:
+        admin = await asyncpg.connect(server)
+        try:
+            await admin.execute(f'drop database if exists "{name}" with (force)')
+        finally:
+            await admin.close()
+
+
 @pytest.fixture(scope="session")
 async def template_name(server_dsn: str) -> AsyncIterator[str]:
+    if CITUS is not None:
+        yield ""  # no template on Citus: `dsn` migrates each database
+        return
     name = f"recall_tpl_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     admin = await asyncpg.connect(server_dsn)
     await admin.execute(f'create database "{name}"')
@@ -57,10 +138,22 @@ async def template_name(server_dsn: str) -> AsyncIterator[str]:
         await admin.close()
 
 
-@pytest.fixture
-async def dsn(server_dsn: str, template_name: str) -> AsyncIterator[str]:
-    """A fresh, migrated, empty database for this test."""
-    name = f"recall_t_{uuid.uuid4().hex[:12]}"
+@asynccontextmanager
+async def migrated_database(server_dsn: str, template_name: str, name: str) -> AsyncIterator[str]:
+    """A fresh, migrated, empty database `name` (cloned from the template; on Citus created
+    on every node and migrated), dropped afterwards; yields its DSN."""
+    if CITUS is not None:
+        await _create_citus_database(CITUS, name)
+        try:
+            conn = await connect(_with_database(CITUS, name))
+            try:
+                await migrate(conn)
+            finally:
+                await conn.close()
+            yield _with_database(CITUS, name)
+        finally:
+            await _drop_citus_database(CITUS, name)
+        return
     admin = await asyncpg.connect(server_dsn)
     try:
         await admin.execute(f'create database "{name}" template "{template_name}"')
@@ -71,9 +164,26 @@ async def dsn(server_dsn: str, template_name: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
+async def dsn(server_dsn: str, template_name: str) -> AsyncIterator[str]:
+    """A fresh, migrated, empty database for this test."""
+    async with migrated_database(
+        server_dsn, template_name, f"recall_t_{uuid.uuid4().hex[:12]}"
+    ) as created:
+        yield created
+
+
+@pytest.fixture
 async def empty_dsn(server_dsn: str) -> AsyncIterator[str]:
-    """A fresh database with no migrations applied."""
+    """A fresh database with no migrations applied (on Citus: with its workers added, so that
+    migrating it distributes it)."""
     name = f"recall_e_{uuid.uuid4().hex[:12]}"
+    if CITUS is not None:
+        await _create_citus_database(CITUS, name)
+        try:
+            yield _with_database(CITUS, name)
+        finally:
+            await _drop_citus_database(CITUS, name)
+        return
     admin = await asyncpg.connect(server_dsn)
     try:
         await admin.execute(f'create database "{name}"')
@@ -86,6 +196,11 @@ async def empty_dsn(server_dsn: str) -> AsyncIterator[str]:
 @pytest.fixture
 async def db(dsn: str) -> AsyncIterator[asyncpg.Connection]:
     conn = await connect(dsn)
+    if CITUS is not None:
+        # The tests' own inspection SQL joins across workspaces freely; the app's statements
+        # (on their own connections) get no such help.
+        await conn.execute("set citus.enable_repartition_joins = on")
+        await conn.execute("set citus.multi_task_query_log_level = off")
     try:
         yield conn
     finally:

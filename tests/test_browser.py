@@ -17,9 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 import httpx
 import pytest
 
@@ -34,13 +32,9 @@ from tests.browser_support import (
     running_server,
     screenshot,
 )
+from tests.conftest import migrated_database
 
 pytestmark = pytest.mark.browser
-
-
-def _with_database(dsn: str, name: str) -> str:
-    parts = urlsplit(dsn)
-    return urlunsplit(parts._replace(path="/" + name))
 
 
 RESULTS = "[data-message-id]"
@@ -102,10 +96,7 @@ def budget_fixture() -> dict[str, Any]:
 async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
     require_browser()
     name = f"recall_b_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(server_dsn)
-    await admin.execute(f'create database "{name}" template "{template_name}"')
-    dsn = _with_database(server_dsn, name)
-    try:
+    async with migrated_database(server_dsn, template_name, name) as dsn:
         conn = await connect(dsn)
         try:
             await ensure_demo(conn, progress=io.StringIO())
@@ -134,9 +125,6 @@ async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
                 f for f in introspection["__type"]["fields"] if f["name"] == "messageSearch"
             )
             yield Site(base, alice, bea, any(a["name"] == "since" for a in search["args"]))
-    finally:
-        await admin.execute(f'drop database if exists "{name}" with (force)')
-        await admin.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,8 @@ from typing import Any
 import asyncpg
 import pytest
 
+from app.data.eligibility import ALLOWED_AUDIENCE_IDS, live_lineage_allows
+from tests.conftest import on_citus
 from tests.message_search_support import keys, workspace
 from tests.personas import load
 
@@ -304,3 +306,45 @@ async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
         assert Session(pool).allowed_audiences(ben) is None  # another request: nothing kept
     finally:
         await pool.close()
+
+
+async def test_inline_fragments_equal_the_sql_functions(db: asyncpg.Connection, lab: Lab) -> None:
+    """The fragments that statements use in place of the table-reading functions (so that
+    Citus can route them: docs/scale.md) decide exactly as the functions of migrations/002,
+    at every cap of the lineage walk and for private and public audiences."""
+    if on_citus():
+        pytest.skip("calls the table-reading functions inside a statement, which Citus refuses")
+    root, *branches = await _messages(db, lab, 11)
+    leaves = await _messages(db, lab, 4_990)
+    await _cite(db, lab, root, branches)
+    for i, branch in enumerate(branches):
+        await _cite(db, lab, branch, leaves[i * 499 : (i + 1) * 499 - (1 if i == 9 else 0)])
+    over_the_node_cap, wide, deep_a, deep_b, plain = await _messages(db, lab, 5)
+    await _cite(db, lab, over_the_node_cap, [root, leaves[-1]])  # 5,001 nodes
+    await _cite(db, lab, wide, leaves[:501])  # one node citing 501
+    (secret,) = await _messages(db, lab, 1, audience=lab.ben_audience)
+    await _cite(db, lab, deep_a, [deep_b])
+    await _cite(db, lab, deep_b, [secret])
+    cited = [root, *branches, over_the_node_cap, wide, deep_a, deep_b, plain, secret, 10**15]
+    for who in (lab.ann, lab.ben):
+        rows = await db.fetch(
+            f"""
+            select t.id,
+                   recall_lineage_allowed($1, array[t.id], $2, $3, $4) as by_function,
+                   {live_lineage_allows("t")} as inline,
+                   recall_allowed_audiences($1, $2, $3, $4) as ids_by_function,
+                   {ALLOWED_AUDIENCE_IDS} as ids_inline
+            from unnest($5::bigint[]) as t(id)
+            """,
+            lab.ws,
+            *lab.destination(who),
+            cited,
+        )
+        for r in rows:
+            assert r["inline"] == r["by_function"], (who, r["id"])
+            assert sorted(r["ids_inline"]) == sorted(r["ids_by_function"])
+        decided = {r["id"]: r["inline"] for r in rows}
+        # 10**15 names no message: unknown provenance fails closed
+        assert not decided[over_the_node_cap] and not decided[wide] and not decided[10**15]
+        assert decided[root] and decided[plain]
+        assert decided[deep_a] is (who == lab.ben)

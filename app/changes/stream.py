@@ -35,7 +35,9 @@ async def apply_file(
 ) -> dict[str, Any]:
     if batch_size < 1:
         raise UsageError("--batch must be at least 1")
-    workspace_id = await conn.fetchval("select id from workspaces where key = $1", workspace_key)
+    workspace_id = await conn.fetchval(
+        "select workspace_id from workspace_keys where key = $1", workspace_key
+    )
     if workspace_id is None:
         raise UsageError(f"unknown workspace '{workspace_key}'")
     size, handle = _open(path)

@@ -301,13 +301,15 @@ async def set_conversation_audiences(
 ) -> None:
     """The audiences later messages of a conversation (and of its threads) are written with
     and shown to. Earlier messages keep theirs: membership is a set of intervals."""
+    # `(select now())`, not now(): Citus refuses a non-immutable function inside CASE or
+    # COALESCE of an UPDATE; as an InitPlan it is the same value on plain PostgreSQL.
     await db.execute(
         """
         update scopes set origin_audience_id = $3, destination_audience_id = $4,
                           visibility = case when id = $2 then coalesce($5, visibility)
                                             else visibility end,
                           made_private_at = case when id = $2 and $5 = 'private'
-                                                 then coalesce(made_private_at, now())
+                                                 then coalesce(made_private_at, (select now()))
                                                  else made_private_at end
         where workspace_id = $1 and (id = $2 or parent_id = $2)
         """,

@@ -2,8 +2,8 @@
 
 Every surface — messageSearch, historySearch, neighbors, node lookups, transcripts, the
 pre-delivery recheck — builds its SQL from the fragments here, so there is exactly one
-definition of "eligible". The rules themselves live in SQL functions (migrations/002):
-`recall_allowed_audiences` and `recall_lineage_allowed`.
+definition of "eligible". The rules themselves live in SQL (migrations/002): the allowed
+audiences as an inline fragment of `recall_allowed_audiences`, and `recall_lineage_allowed`.
 
 Parameter convention: every statement that uses these fragments binds the destination as its
 first four parameters: $1 workspace id, $2 destination kind, $3 namespace id, $4 reader ids.
@@ -38,13 +38,32 @@ def person_destination(workspace_id: int, namespace_id: int, member_id: int) -> 
     return Destination(workspace_id, "members", namespace_id, (member_id,))
 
 
+# The ids of the workspace's audiences that allow the destination: recall_allowed_audiences
+# (migrations/002, 008), inlined. A SQL function that reads a table cannot run inside a
+# statement that Citus routes to a shard (its body names the distributed table, not the
+# shard: docs/scale.md), while this subquery is rewritten with the rest of the statement.
+# Same two branches and the same recall_audience_allows decision as the function, so the
+# same set; tests/test_eligibility.py compares the two.
+ALLOWED_AUDIENCE_IDS = (
+    "(select coalesce(array_agg(al.id), '{}') from ("
+    " select a.id from audiences a"
+    " where a.workspace_id = $1 and a.kind in ('public', 'workspace')"
+    " and recall_audience_allows(a.kind, a.namespace_id, a.readers, $2::text, $3::bigint,"
+    " $4::bigint[])"
+    " union all"
+    " select a.id from audiences a"
+    " where $2::text in ('members', 'external') and cardinality($4::bigint[]) > 0"
+    " and a.workspace_id = $1 and a.kind = 'members' and a.readers @> $4::bigint[]"
+    " and recall_audience_allows(a.kind, a.namespace_id, a.readers, $2::text, $3::bigint,"
+    " $4::bigint[])"
+    ") al)::bigint[]"  # outside the parentheses: `= any(...)` then takes it as an array
+)
+
 # The allowed audiences are computed once per reference (an InitPlan), not once per row. A
 # statement that references them several times can compute them once, in a CTE defined as
 # ALLOWED_AUDIENCES_CTE, and pass `allowed=ALLOWED_FROM_CTE` to the fragments below.
-_ALLOWED_AUDIENCES = "(select recall_allowed_audiences($1, $2, $3, $4))::bigint[]"
-ALLOWED_AUDIENCES_CTE = (
-    "allowed_audiences as materialized (select recall_allowed_audiences($1, $2, $3, $4) as ids)"
-)
+_ALLOWED_AUDIENCES = ALLOWED_AUDIENCE_IDS
+ALLOWED_AUDIENCES_CTE = f"allowed_audiences as materialized (select {ALLOWED_AUDIENCE_IDS} as ids)"
 ALLOWED_FROM_CTE = "(select ids from allowed_audiences)::bigint[]"
 # A statement that computed them can hand them back (as this column of one row), so that the
 # request's later statements take them as a parameter (app.data.session keeps them for the
@@ -63,7 +82,7 @@ def allowed_audiences_cte(known: str | None) -> str:
         return ALLOWED_AUDIENCES_CTE
     return (
         f"allowed_audiences as materialized (select coalesce({known}::bigint[],"
-        " recall_allowed_audiences($1, $2, $3, $4)) as ids)"
+        f" {ALLOWED_AUDIENCE_IDS}) as ids)"
     )
 
 
@@ -78,6 +97,52 @@ def audience_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
     return f"{m}.audience_id = any({allowed})"
 
 
+def live_lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
+    """recall_lineage_allowed($1, array[m.id], $2, $3, $4) (migrations/002), inlined as a
+    correlated subquery: the same walk, caps and fail-closed checks as recall_lineage_summary,
+    for one message. Inline because a table-reading SQL function cannot run inside a statement
+    that Citus routes to a shard (docs/scale.md); every table is filtered by $1 explicitly."""
+    return f"""(select not lw.denied and lw.audience_ids <@ {allowed} from (
+        with recursive walk(id) as (
+            select {m}.id
+            union
+            select x.source_message_id
+            from walk w
+            cross join lateral (
+                select s.source_message_id from message_sources s
+                where s.workspace_id = $1 and s.message_id = w.id
+                offset 0
+            ) x
+        ),
+        nodes as materialized (select id from walk limit 5001),
+        node_rows as materialized (
+            select nm.id, nm.audience_id from messages nm
+            where nm.workspace_id = $1 and nm.id in (select id from nodes)
+        ),
+        used_memories as materialized (
+            select distinct mem.id, mem.audience_id
+            from message_memory_sources ms
+            join memories mem on mem.workspace_id = $1 and mem.id = ms.memory_id
+            where ms.workspace_id = $1 and ms.message_id in (select id from nodes)
+        )
+        select
+            coalesce((select array_agg(distinct a) from (
+                select audience_id as a from node_rows
+                union all
+                select audience_id from used_memories
+            ) all_audiences), '{{}}')::bigint[] as audience_ids,
+            (select count(*) from nodes) > 5000
+            or (select count(*) from node_rows) <> (select count(*) from nodes)
+            or exists (
+                select 1 from message_sources s
+                where s.workspace_id = $1 and s.message_id in (select id from nodes)
+                group by s.message_id having count(*) > 500
+            )
+            or (select count(*) from nodes) + (select count(*) from used_memories) > 5000
+                as denied
+    ) lw)"""
+
+
 def lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
     """Every message and memory in the message's recursive provenance is allowed too.
 
@@ -87,7 +152,7 @@ def lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
     return (
         f"(case when not {m}.has_provenance then true"
         f" when {m}.lineage_audience_ids is null"
-        f" then recall_lineage_allowed($1, array[{m}.id], $2, $3, $4)"
+        f" then {live_lineage_allows(m, allowed)}"
         f" else not {m}.lineage_denied and {m}.lineage_audience_ids <@ {allowed} end)"
     )
 
@@ -101,7 +166,7 @@ def in_perspective(scope_id_expr: str, agent_param: str) -> str:
     """An agent's perspective: only scopes it is a member of (a thread: its parent's members)."""
     return (
         "exists (select 1 from scopes ps join scope_members pm"
-        " on pm.workspace_id = ps.workspace_id and pm.scope_id = coalesce(ps.parent_id, ps.id)"
+        " on pm.workspace_id = $1 and pm.scope_id = coalesce(ps.parent_id, ps.id)"
         f" where ps.workspace_id = $1 and ps.id = {scope_id_expr} and pm.actor_id = {agent_param})"
     )
 

@@ -19,7 +19,7 @@ from app.data.eligibility import (
 )
 from app.data.executor import Executor
 from app.data.params import Params
-from app.data.tokens import hash_token
+from app.data.tokens import hash_token, token_workspace
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,17 +52,19 @@ class Reader:
         return sql
 
     def scope_predicate(self, s: str, param: str) -> str:
-        """A WHERE conjunct for scopes this reader may list; `param` binds `actor_id`."""
+        """A WHERE conjunct for scopes this reader may list; `param` binds `actor_id`, and the
+        statement's $1 is the reader's workspace (every table is filtered by it explicitly:
+        Citus does not carry a.workspace_id = b.workspace_id into a correlated subquery)."""
         membership = (
-            "exists (select 1 from scope_members rm where rm.workspace_id = "
-            f"{s}.workspace_id and rm.scope_id = coalesce({s}.parent_id, {s}.id)"
+            "exists (select 1 from scope_members rm where rm.workspace_id = $1"
+            f" and rm.scope_id = coalesce({s}.parent_id, {s}.id)"
             f" and rm.actor_id = {param})"
         )
         if self.kind == "member":
             # Public (and truly open) channels are fair game, as are their threads.
             public = (
                 f"({s}.visibility in ('public', 'open') or exists (select 1 from scopes rp"
-                f" where rp.workspace_id = {s}.workspace_id and rp.id = {s}.parent_id"
+                f" where rp.workspace_id = $1 and rp.id = {s}.parent_id"
                 " and rp.visibility in ('public', 'open')))"
             )
             return f"({public} or {membership})"
@@ -87,10 +89,11 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
             and tu.id = t.turn_id and tu.agent_id = t.actor_id
         left join audiences a on a.workspace_id = tu.workspace_id
             and a.id = tu.destination_audience_id
-        where t.token_hash = $1 and t.revoked_at is null
-            and (t.expires_at is null or t.expires_at > now())
+        where ($2::bigint is null or t.workspace_id = $2) and t.token_hash = $1
+            and t.revoked_at is null and (t.expires_at is null or t.expires_at > now())
         """,
         hash_token(token),
+        token_workspace(token),
     )
     if row is None:
         return None

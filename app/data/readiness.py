@@ -100,10 +100,10 @@ async def backfill_batch(db: Executor, workspace_id: int, limit: int) -> int:
         select m.workspace_id, m.id, m.scope_id, coalesce(s.parent_id, s.id), m.author_id,
                m.global_seq, m.seq, m.created_at, recall_document_tsvector(m.body)
         from messages m
-        join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id
+        join scopes s on s.workspace_id = $1 and s.id = m.scope_id
         where m.workspace_id = $1
           and not exists (select 1 from search_documents d
-                          where d.workspace_id = m.workspace_id and d.message_id = m.id)
+                          where d.workspace_id = $1 and d.message_id = m.id)
         order by m.id
         limit $2
         on conflict (workspace_id, message_id) do nothing
@@ -120,7 +120,7 @@ async def missing_documents(db: Executor, workspace_id: int) -> int:
         select count(*) from messages m
         where m.workspace_id = $1
           and not exists (select 1 from search_documents d
-                          where d.workspace_id = m.workspace_id and d.message_id = m.id)
+                          where d.workspace_id = $1 and d.message_id = m.id)
         """,
         workspace_id,
     )

@@ -46,8 +46,9 @@ async def write_reply(
         ), m as (
             insert into messages (workspace_id, key, scope_id, seq, global_seq, author_id, body,
                                   created_at, audience_id, evidence, has_provenance)
-            values ($1, 'reply-' || $2::bigint || '-' || $4::integer, $3, $4, $5, $6, $7,
-                    now(), $8, true, exists (select 1 from src))
+            -- INSERT ... SELECT, not VALUES with a subquery: Citus routes only the former.
+            select $1, 'reply-' || $2::bigint || '-' || $4::integer, $3, $4, $5, $6, $7,
+                   now(), $8, true, exists (select 1 from src)
             returning *
         ), linked as (
             insert into message_sources (workspace_id, message_id, source_message_id)
@@ -71,13 +72,14 @@ async def write_reply(
 async def deliverable(db: Session, destination: Destination, message_id: int) -> bool:
     """The pre-delivery recheck: the same eligibility every read uses — evidence, the reply's
     own audience, and the lineage walk over everything it was built from, caps included."""
-    # The reply's provenance is complete: its lineage summary is cached in the same statement
-    # (the check itself reads the snapshot before it, so it walks the lineage live).
+    # The reply's provenance is complete: its lineage summary is cached first, as a statement
+    # of its own (a table-reading function cannot run inside a statement Citus routes to a
+    # shard). The check then reads the summary the same walk just computed.
+    await db.execute(
+        "select recall_cache_lineage($1, array[$2]::bigint[])", destination.workspace_id, message_id
+    )
     allowed: bool | None = await db.fetchval(
-        f"""
-        with cached as materialized (select recall_cache_lineage($1, array[$5]::bigint[]))
-        select {eligible("m")} from messages m, cached where m.workspace_id = $1 and m.id = $5
-        """,
+        f"select {eligible('m')} from messages m where m.workspace_id = $1 and m.id = $5",
         *destination.params(),
         message_id,
     )

@@ -60,11 +60,11 @@ select {in_perspective("t.scope_id", "$3")} as agent_in_scope, t.id, t.workspace
        t.requester_id, t.trigger_message_id, t.created_at,
        a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
        array(select e.message_id from turn_evidence e
-             where e.workspace_id = t.workspace_id and e.turn_id = t.id) as evidence,
-       {perspective_conversations("t.workspace_id", "t.agent_id")} as conversations
+             where e.workspace_id = $1 and e.turn_id = t.id) as evidence,
+       {perspective_conversations("$1", "t.agent_id")} as conversations
 from turns t
-join scopes s on s.workspace_id = t.workspace_id and s.id = t.scope_id
-join audiences a on a.workspace_id = t.workspace_id and a.id = t.destination_audience_id
+join scopes s on s.workspace_id = $1 and s.id = t.scope_id
+join audiences a on a.workspace_id = $1 and a.id = t.destination_audience_id
 where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3
 """
 
@@ -204,17 +204,22 @@ class TurnKeys:
 async def ids_by_keys(
     db: Executor, workspace: str, agent: str, scope: str, requester: str, trigger: str | None
 ) -> TurnKeys:
+    # The workspace first (workspace_keys, a reference table on Citus), so that the keys below
+    # are looked up on its shard only.
+    ws = await db.fetchval("select workspace_id from workspace_keys where key = $1", workspace)
+    if ws is None:
+        return TurnKeys(None, None, None, None, None)
     row = await db.fetchrow(
         """
-        select w.id as ws, ag.id as agent, s.id as scope, r.id as requester, m.id as trigger
-        from (select 1) one
-        left join workspaces w on w.key = $1
-        left join actors ag on ag.workspace_id = w.id and ag.key = $2 and ag.kind = 'agent'
-        left join scopes s on s.workspace_id = w.id and s.key = $3
-        left join actors r on r.workspace_id = w.id and r.key = $4 and r.kind = 'member'
-        left join messages m on m.workspace_id = w.id and m.key = $5
+        select $1::bigint as ws,
+            (select ag.id from actors ag
+             where ag.workspace_id = $1 and ag.key = $2 and ag.kind = 'agent') as agent,
+            (select s.id from scopes s where s.workspace_id = $1 and s.key = $3) as scope,
+            (select r.id from actors r
+             where r.workspace_id = $1 and r.key = $4 and r.kind = 'member') as requester,
+            (select m.id from messages m where m.workspace_id = $1 and m.key = $5) as trigger
         """,
-        workspace,
+        ws,
         agent,
         scope,
         requester,
