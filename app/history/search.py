@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from app.data import turns
 from app.data.audit import query_digest, record_search
@@ -32,7 +32,7 @@ from app.errors import BadUserInput, Forbidden
 from app.history import presentation, ranking
 from app.history.cursor import Position, binding, decode_cursor, encode_cursor
 from app.history.ledger import Ledger, Shown
-from app.search.query import parse_query
+from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
 MAX_FIRST = 20
@@ -72,19 +72,11 @@ class HistoryResult:
     end_cursor: str | None
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    # An offset can put a valid local time outside the years 1-9999 in UTC
-    # (0001-01-01T00:00:00+14:00), which the driver cannot send: BAD_USER_INPUT, not an
-    # internal error. The value itself is kept, as the cursor binding and the audit have it.
-    try:
-        value.astimezone(UTC)
-    except OverflowError:
-        raise BadUserInput("since and until must lie within the years 1-9999 in UTC") from None
-    return value
+def _checked(name: str, value: datetime | None) -> datetime | None:
+    """The bound as given (the cursor binding and the audit keep it so), once it is known to
+    be an instant PostgreSQL can hold (utc_bound: BAD_USER_INPUT otherwise)."""
+    utc = utc_bound(name, value)
+    return value if value is None or value.tzinfo is not None else utc
 
 
 async def history_search(
@@ -102,7 +94,7 @@ async def history_search(
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
     if request.speaker not in SPEAKERS:
         raise BadUserInput("unknown speaker")
-    since, until = _utc(request.since), _utc(request.until)
+    since, until = _checked("since", request.since), _checked("until", request.until)
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
     parsed = parse_query(request.query)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from app.data.audit import query_digest, record_search
@@ -33,7 +33,7 @@ from app.errors import BadUserInput, Forbidden
 from app.search.cursor import binding, decode_cursor, encode_cursor
 from app.search.highlights import Range, highlight_ranges
 from app.search.paging import budget_for, page_of, position_of
-from app.search.query import parse_query
+from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
 MAX_FIRST = 100
@@ -86,19 +86,6 @@ class MessageSearchResult:
     budget_exhausted: bool
 
 
-def _utc(name: str, value: datetime | None) -> datetime | None:
-    """The instant in UTC. An offset can put a valid local time outside the years 1-9999 in
-    UTC (0001-01-01T00:00:00+14:00): BAD_USER_INPUT, like any other unusable argument."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise BadUserInput(f"{name} is outside the years 1-9999 in UTC") from None
-
-
 async def message_search(
     db: Session,
     reader: Reader,
@@ -112,7 +99,7 @@ async def message_search(
     first = request.first
     if not 1 <= first <= MAX_FIRST:
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
-    since, until = _utc("since", request.since), _utc("until", request.until)
+    since, until = utc_bound("since", request.since), utc_bound("until", request.until)
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
     parsed = parse_query(request.query)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from app.errors import BadUserInput
 
@@ -59,3 +60,16 @@ def parse_query(text: str) -> ParsedQuery:
     if len(include) + len(exclude) > MAX_TERMS:
         raise BadUserInput(f"query has more than {MAX_TERMS} terms")
     return ParsedQuery(tuple(include), tuple(exclude))
+
+
+def utc_bound(name: str, value: datetime | None) -> datetime | None:
+    """A time bound (since/until) as an instant in UTC; a time without a zone is UTC. An offset can put a valid local time outside the years 1-9999 in
+    UTC (0001-01-01T00:00:00+14:00): BAD_USER_INPUT, like any other unusable argument."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise BadUserInput(f"{name} is outside the years 1-9999 in UTC") from None
