@@ -102,6 +102,9 @@ async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -
         await conn.execute(_BOOKKEEPING)
         rows = await conn.fetch("select version, name, checksum from schema_migrations")
         applied = {r["version"]: r for r in rows}
+        citus = await conn.fetchval(
+            "select exists (select 1 from pg_extension where extname = 'citus')"
+        )
         for migration in migrations:
             record = applied.get(migration.version)
             if record is not None:
@@ -112,6 +115,10 @@ async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -
                     )
                 continue
             async with conn.transaction():
+                if citus:
+                    # A migration of a database already distributed may create triggers on
+                    # its distributed tables; they run on the shards (docs/scale.md).
+                    await conn.execute("set local citus.enable_unsafe_triggers = on")
                 await conn.execute(migration.sql)
                 await conn.execute(
                     "insert into schema_migrations (version, name, checksum) values ($1, $2, $3)",
