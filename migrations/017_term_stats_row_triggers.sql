@@ -68,23 +68,36 @@ begin
 end
 $$;
 
-drop trigger search_documents_count_insert on search_documents;
-drop trigger search_documents_count_delete on search_documents;
-drop trigger search_documents_count_update on search_documents;
+-- Each trigger statement as its own EXECUTE: Citus forwards DROP and CREATE TRIGGER of a
+-- distributed table to its shards as the text they came in, and a migration file is many
+-- statements in one string ("cannot insert multiple commands into a prepared statement").
+do $$
+begin
+    execute 'drop trigger search_documents_count_insert on search_documents';
+    execute 'drop trigger search_documents_count_delete on search_documents';
+    execute 'drop trigger search_documents_count_update on search_documents';
+    execute $t$
+        create trigger search_documents_count_insert
+            after insert on search_documents
+            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on')
+            execute function recall_count_inserted_document()
+    $t$;
+    execute $t$
+        create trigger search_documents_count_delete
+            after delete on search_documents
+            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on')
+            execute function recall_count_deleted_document()
+    $t$;
+    execute $t$
+        create trigger search_documents_count_update
+            after update of tsv on search_documents
+            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
+                               and old.tsv is distinct from new.tsv)
+            execute function recall_count_updated_document()
+    $t$;
+end
+$$;
+
 drop function recall_count_inserted_documents();
 drop function recall_count_deleted_documents();
 drop function recall_count_updated_documents();
-
-create trigger search_documents_count_insert
-    after insert on search_documents
-    for each row when (current_setting('recall.bulk_import', true) is distinct from 'on')
-    execute function recall_count_inserted_document();
-create trigger search_documents_count_delete
-    after delete on search_documents
-    for each row when (current_setting('recall.bulk_import', true) is distinct from 'on')
-    execute function recall_count_deleted_document();
-create trigger search_documents_count_update
-    after update of tsv on search_documents
-    for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
-                       and old.tsv is distinct from new.tsv)
-    execute function recall_count_updated_document();
