@@ -187,6 +187,7 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
             join pg_namespace n on n.oid = c.relnamespace
             where n.nspname = current_schema() and c.relkind in ('r', 'p')
               and not exists (select 1 from pg_dist_partition p where p.logicalrelid = c.oid)
+              and not relation_is_a_known_shard(c.oid)  -- the coordinator's reference shards
             order by c.relname
             """
         )
@@ -237,4 +238,11 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
             await conn.execute(
                 f'alter table "{key["tbl"]}" add constraint "{key["conname"]}" {key["def"]}'
             )
+        # Citus hides shards from catalog queries by adding a function call per pg_class row,
+        # which makes asyncpg's type introspection (once per connection, at the first array
+        # or composite type: nearly every statement of Recall) take about a second. Recall
+        # reads the catalog only by name, and the coordinator holds only the reference
+        # tables' shards (excluded above by relation_is_a_known_shard), so they may show.
+        database = await conn.fetchval("select quote_ident(current_database())")
+        await conn.execute(f"alter database {database} set citus.override_table_visibility = off")
     return done
