@@ -102,6 +102,9 @@ async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -
         await conn.execute(_BOOKKEEPING)
         rows = await conn.fetch("select version, name, checksum from schema_migrations")
         applied = {r["version"]: r for r in rows}
+        citus = await conn.fetchval(
+            "select exists (select 1 from pg_extension where extname = 'citus')"
+        )
         for migration in migrations:
             record = applied.get(migration.version)
             if record is not None:
@@ -112,6 +115,10 @@ async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -
                     )
                 continue
             async with conn.transaction():
+                if citus:
+                    # A migration of a database already distributed may create triggers on
+                    # its distributed tables; they run on the shards (docs/scale.md).
+                    await conn.execute("set local citus.enable_unsafe_triggers = on")
                 await conn.execute(migration.sql)
                 await conn.execute(
                     "insert into schema_migrations (version, name, checksum) values ($1, $2, $3)",
@@ -180,6 +187,7 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
             join pg_namespace n on n.oid = c.relnamespace
             where n.nspname = current_schema() and c.relkind in ('r', 'p')
               and not exists (select 1 from pg_dist_partition p where p.logicalrelid = c.oid)
+              and not relation_is_a_known_shard(c.oid)  -- the coordinator's reference shards
             order by c.relname
             """
         )
@@ -230,4 +238,11 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
             await conn.execute(
                 f'alter table "{key["tbl"]}" add constraint "{key["conname"]}" {key["def"]}'
             )
+        # Citus hides shards from catalog queries by adding a function call per pg_class row,
+        # which makes asyncpg's type introspection (once per connection, at the first array
+        # or composite type: nearly every statement of Recall) take about a second. Recall
+        # reads the catalog only by name, and the coordinator holds only the reference
+        # tables' shards (excluded above by relation_is_a_known_shard), so they may show.
+        database = await conn.fetchval("select quote_ident(current_database())")
+        await conn.execute(f"alter database {database} set citus.override_table_visibility = off")
     return done

@@ -6,13 +6,16 @@ from a migrated template, so tests are isolated and a clone costs milliseconds.
 
 RECALL_TEST_CITUS names a Citus coordinator instead (scripts/citus-cluster start; e.g.
 postgresql://postgres@127.0.0.1:9700/postgres) whose `postgres` database has its workers
-registered. A template cannot be cloned there (its shards live on the workers), so each test
-creates its database on the coordinator and on every worker, adds the workers to it, and runs
-`recall migrate`, which distributes every table (docs/scale.md).
+registered. A template cannot be cloned there (its shards live on the workers), and creating a
+database on every node and distributing it costs seconds, so the session keeps a pool of
+migrated, distributed databases (`_CitusPool`): a test takes one, and afterwards it is emptied
+(TRUNCATE of every table, the id sequence restarted) and handed to the next test, or dropped
+if the test changed its schema (docs/scale.md, Local cluster).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -120,10 +123,143 @@ async def _drop_citus_database(coordinator: str, name: str) -> None:
             await admin.close()
 
 
+# What a test must leave as migration made it for its database to be reused: the tables and
+# their columns, indexes, sequences, functions, triggers (and whether they are enabled), the
+# recorded migrations, the distribution, and the database's settings. A test that creates a
+# trigger or disables one, for instance, gets its database dropped instead.
+_SCHEMA_FINGERPRINT = """
+select md5(string_agg(x, E'\n' order by x)) from (
+    select 'rel ' || c.relname || ' ' || c.relkind::text from pg_class c
+    where c.relnamespace = 'public'::regnamespace
+    union all
+    select 'col ' || a.attrelid::regclass || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+        || ' ' || a.attnotnull || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+    from pg_attribute a join pg_class c on c.oid = a.attrelid
+    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where c.relnamespace = 'public'::regnamespace and a.attnum > 0 and not a.attisdropped
+    union all
+    select 'con ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+    from pg_constraint where connamespace = 'public'::regnamespace
+    union all
+    select 'fn ' || p.oid::regprocedure || ' ' || md5(p.prosrc) from pg_proc p
+    where p.pronamespace = 'public'::regnamespace
+    union all
+    select 'trg ' || t.tgrelid::regclass || ' ' || t.tgname || ' ' || t.tgenabled::text
+    from pg_trigger t join pg_class c on c.oid = t.tgrelid
+    where c.relnamespace = 'public'::regnamespace and not t.tgisinternal
+    union all
+    select 'mig ' || version || ' ' || checksum from schema_migrations
+    union all
+    select 'dist ' || logicalrelid::regclass || ' ' || partmethod::text || ' ' || colocationid
+    from pg_dist_partition
+    union all
+    select 'set ' || array_to_string(setconfig, ' ') from pg_db_role_setting
+    where setdatabase = (select oid from pg_database where datname = current_database())
+) f(x)
+"""
+
+
+async def _empty_shards(dsn: str) -> None:
+    """Delete every row of every shard on one node (the coordinator holds the reference
+    tables' shards). DELETE, not TRUNCATE: a test's few rows go in microseconds, where a
+    TRUNCATE makes new files for each of a node's ~100 shards and ~300 indexes (half a
+    second). Triggers and foreign-key checks are off for it (session_replication_role), so the
+    order does not matter and the term statistics are emptied like everything else."""
+    conn = await asyncpg.connect(
+        dsn,
+        server_settings={
+            "citus.override_table_visibility": "off",
+            "citus.enable_manual_changes_to_shards": "on",
+            "session_replication_role": "replica",
+        },
+    )
+    try:
+        shards = await conn.fetch(
+            "select c.oid::regclass::text as shard from pg_class c"
+            " where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p')"
+            " and relation_is_a_known_shard(c.oid)"
+        )
+        await conn.execute("".join(f"delete from {r['shard']};" for r in shards))
+    finally:
+        await conn.close()
+
+
+class _CitusPool:
+    """Migrated, distributed test databases on the Citus cluster, reused between tests.
+
+    `acquire` hands out an empty database (created and migrated when none is free); `release`
+    ends every session still on it, truncates every table in one statement (Citus truncates
+    distributed and reference tables on every shard) and restarts `recall_ids`, so the next
+    test starts from exactly what a fresh migration leaves: no rows, ids from 1. A database
+    whose schema the test changed is dropped instead.
+    """
+
+    def __init__(self, coordinator: str) -> None:
+        self._coordinator = coordinator
+        self._free: list[str] = []
+        self._all: list[str] = []
+        self._fingerprint: str | None = None
+
+    async def acquire(self) -> str:
+        if self._free:
+            return self._free.pop()
+        name = f"recall_c_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+        await _create_citus_database(self._coordinator, name)
+        self._all.append(name)
+        conn = await connect(_with_database(self._coordinator, name))
+        try:
+            await migrate(conn)
+            await conn.execute("set citus.override_table_visibility = on")
+            fingerprint = await conn.fetchval(_SCHEMA_FINGERPRINT)
+        finally:
+            await conn.close()
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint
+        assert fingerprint == self._fingerprint, "two migrations of the same files differ"
+        return name
+
+    async def release(self, name: str) -> None:
+        conn = await asyncpg.connect(
+            _with_database(self._coordinator, name),
+            # The catalog as the app's tables, without the coordinator's reference shards.
+            server_settings={"citus.override_table_visibility": "on"},
+        )
+        try:
+            await conn.execute(
+                "select pg_terminate_backend(pid) from pg_stat_activity"
+                " where datname = current_database() and pid <> pg_backend_pid()"
+                " and backend_type = 'client backend'"
+            )
+            reusable = await conn.fetchval(_SCHEMA_FINGERPRINT) == self._fingerprint
+            if reusable:
+                await conn.execute("select setval('recall_ids', 1, false)")
+        finally:
+            await conn.close()
+        if not reusable:
+            self._all.remove(name)
+            await _drop_citus_database(self._coordinator, name)
+            return
+        # A TRUNCATE of the distributed tables takes a second (a round of shard tasks, locks
+        # and a two-phase commit per table); each node emptying its own shards, tens of
+        # milliseconds. The shards are all that holds rows, so the result is the same.
+        nodes = [self._coordinator, *await _citus_workers(self._coordinator)]
+        await asyncio.gather(*(_empty_shards(_with_database(n, name)) for n in nodes))
+        self._free.append(name)
+
+    async def close(self) -> None:
+        for name in self._all:
+            await _drop_citus_database(self._coordinator, name)
+        self._all, self._free = [], []
+
+
+_CITUS_POOL = _CitusPool(CITUS) if CITUS is not None else None
+
+
 @pytest.fixture(scope="session")
 async def template_name(server_dsn: str) -> AsyncIterator[str]:
-    if CITUS is not None:
-        yield ""  # no template on Citus: `dsn` migrates each database
+    if _CITUS_POOL is not None:
+        yield ""  # no template on Citus: `dsn` takes a database of the pool
+        await _CITUS_POOL.close()
         return
     name = f"recall_tpl_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     admin = await asyncpg.connect(server_dsn)
@@ -140,19 +276,14 @@ async def template_name(server_dsn: str) -> AsyncIterator[str]:
 
 @asynccontextmanager
 async def migrated_database(server_dsn: str, template_name: str, name: str) -> AsyncIterator[str]:
-    """A fresh, migrated, empty database `name` (cloned from the template; on Citus created
-    on every node and migrated), dropped afterwards; yields its DSN."""
-    if CITUS is not None:
-        await _create_citus_database(CITUS, name)
+    """A fresh, migrated, empty database `name` (cloned from the template), dropped
+    afterwards; yields its DSN. On Citus one of the pool's, emptied afterwards (`name` unused)."""
+    if _CITUS_POOL is not None:
+        pooled = await _CITUS_POOL.acquire()
         try:
-            conn = await connect(_with_database(CITUS, name))
-            try:
-                await migrate(conn)
-            finally:
-                await conn.close()
-            yield _with_database(CITUS, name)
+            yield _with_database(CITUS or "", pooled)
         finally:
-            await _drop_citus_database(CITUS, name)
+            await _CITUS_POOL.release(pooled)
         return
     admin = await asyncpg.connect(server_dsn)
     try:

@@ -92,7 +92,7 @@ async def test_valid_fixture_imports_with_counts_and_progress(db: asyncpg.Connec
     assert tables["workspaces"] == 1 and tables["namespaces"] == 1
     assert tables["actors"] == 7 and tables["scopes"] == 8 and tables["memories"] == 4
     assert tables["messages"] == 14 and tables["audiences"] == 8
-    # COPY fires the statement-level trigger: every message is indexed.
+    # The importer indexes every message (its own INSERT ... SELECT; the row trigger is off).
     assert tables["search_documents"] == 14
     assert await db.fetchval("select read_ready from search_readiness") is True
 
