@@ -25,7 +25,7 @@ import httpx
 from app.api.ids import encode_id
 from app.data.session import Session
 from app.data.tokens import issue_actor_token
-from app.db import resolve_database_url
+from app.db import PLANNER_SETTINGS, resolve_database_url
 from app.server import create_app, in_process
 from app.settings import Settings
 from bench import generate as g
@@ -77,7 +77,7 @@ async def _explain(conn: asyncpg.Connection, sql: str, args: tuple[Any, ...]) ->
 
 async def main(args: argparse.Namespace) -> None:
     dsn = _with_database(resolve_database_url(Settings()), args.reuse)
-    conn = await asyncpg.connect(dsn, server_settings={"plan_cache_mode": "force_custom_plan"})
+    conn = await asyncpg.connect(dsn, server_settings=PLANNER_SETTINGS)
     heavy = await conn.fetchval("select id from actors where key = $1", g.PERSONA_HEAVY)
     dm = await conn.fetchval(
         "select id from scopes where key = $1", f"dm-{g.PERSONA_HEAVY}-{g.SCOUT_AGENT}"

@@ -37,7 +37,7 @@ import httpx
 
 from app.api.ids import encode_id
 from app.data.eligibility import eligible
-from app.db import resolve_database_url
+from app.db import PLANNER_SETTINGS, resolve_database_url
 from app.settings import Settings
 from bench.generate import Summary, generate, generate_file
 
@@ -403,9 +403,10 @@ async def run(args: argparse.Namespace) -> Results:
             results.imported = {"reused_database": name}
         else:
             summary = await _generate_and_import(args, dsn, results)
-        # Planned like the gateway's pool (app.db): a generic plan after five runs would make
-        # the floor and the baselines measure a plan the app never uses.
-        conn = await asyncpg.connect(dsn, server_settings={"plan_cache_mode": "force_custom_plan"})
+        # Planned like the gateway's pool (app.db: custom plans, no JIT): a generic plan after
+        # five runs, or a JIT compilation, would make the floor and the baselines measure what
+        # the app never does.
+        conn = await asyncpg.connect(dsn, server_settings=PLANNER_SETTINGS)
         try:
             await conn.execute("vacuum analyze")
             await _measure(conn, dsn, args, summary, results)
