@@ -84,7 +84,7 @@ async def create_pool(
     return pool
 
 
-async def connect(dsn: str) -> asyncpg.Connection:
-    conn = await asyncpg.connect(dsn)
+async def connect(dsn: str, *, server_settings: dict[str, str] | None = None) -> asyncpg.Connection:
+    conn = await asyncpg.connect(dsn, server_settings=server_settings)
     await _init_connection(conn)
     return conn

@@ -94,3 +94,12 @@ class Loaders:
         self.readable_scope_by_id = ReadableScopeByIdLoader(db, reader)
         self.message_by_id = MessageByIdLoader(db, reader, self.actor_by_id, self.scope_by_id)
         self.neighbors_by_hit = NeighborsByHitLoader(db, reader)
+
+    def remember_message(self, message: MessageRow) -> None:
+        """A message hydrated for this reader by another statement (a search's), with its
+        author and scope: later loads in this request answer from it."""
+        self.message_by_id.prime(message.id, message)
+        if message.author is not None:
+            self.actor_by_id.prime(message.author.id, message.author)
+        if message.scope is not None:
+            self.scope_by_id.prime(message.scope.id, message.scope)

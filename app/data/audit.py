@@ -12,6 +12,7 @@ import hmac
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.data.params import Params
 from app.data.session import Session
 
 _SUBKEY_LABEL = b"recall/search-audit/v1"
@@ -57,3 +58,30 @@ async def record_search(
         dict(exclusions),
     )
     return audit_id
+
+
+def audit_insert(
+    p: Params,
+    *,
+    surface: str,
+    actor_id: int,
+    turn_id: int | None,
+    query_digest: str,
+    filters: Mapping[str, Any],
+    destination: Mapping[str, Any],
+    selected: str,
+    exclusions: str,
+) -> str:
+    """The audit row's INSERT for a data-modifying CTE of the search's own statement, so that
+    the row and the result it describes are one atomic statement: `selected` and `exclusions`
+    are SQL expressions over the statement's page; the rest are bound here ($1 is the
+    workspace, as in every search statement)."""
+    return (
+        "insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,"
+        " filters, destination, selected, exclusions)"
+        f" select $1, {p.add(surface)}::text, {p.add(actor_id)}::bigint,"
+        f" {p.add(turn_id)}::bigint, {p.add(query_digest)}::text,"
+        f" {p.add(dict(filters))}::jsonb, {p.add(dict(destination))}::jsonb,"
+        f" {selected}, {exclusions}"
+        " returning id"
+    )
