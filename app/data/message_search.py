@@ -17,14 +17,13 @@ rows whose verdicts admitted them, in the same statement.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 import asyncpg
 
-from app.data.audit import audit_insert
+from app.data.audit import SearchAudit, audit_insert
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
     REPORT_ALLOWED_AUDIENCES,
@@ -277,16 +276,6 @@ def _several_lexemes(include: Sequence[str]) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Audit:
-    """The audit row a search writes in its own statement (app.data.audit)."""
-
-    actor_id: int
-    query_digest: str
-    filters: Mapping[str, Any]
-    destination: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
 class PageHit:
     candidate: Candidate
     # The message as the reader may read it (None only if its row vanished), and its body with the English part of the query's terms marked by START_MARK/STOP_MARK
@@ -320,7 +309,7 @@ async def search_page(
     after: After | None,
     first: int,
     budget: int,
-    audit: Audit,
+    audit: SearchAudit,
 ) -> PageRows:
     """A page of `first`: the bounded, authorized scan, the page, its audit row, its messages
     (with author and scope) and their highlights, in one statement.
@@ -397,12 +386,7 @@ async def search_page(
     options = p.add(_HEADLINE_OPTIONS)
     audit_row = audit_insert(
         p,
-        surface="message_search",
-        actor_id=audit.actor_id,
-        turn_id=None,
-        query_digest=audit.query_digest,
-        filters=audit.filters,
-        destination=audit.destination,
+        audit,
         selected="(select coalesce(jsonb_agg(jsonb_build_object('message_id', message_id)"
         " order by k), '[]'::jsonb) from page)",
         exclusions="(select jsonb_build_object("

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.data.audit import query_digest
+from app.data.audit import SearchAudit, query_digest
 from app.data.message_search import (
     After,
-    Audit,
     AuthorCondition,
     Candidate,
     CandidateQuery,
@@ -144,8 +143,10 @@ async def message_search(
         else None,
         first=first,
         budget=budget,
-        audit=Audit(
+        audit=SearchAudit(
+            surface="message_search",
             actor_id=reader.actor_id,
+            turn_id=None,
             query_digest=query_digest(master_key, parsed.normalized),
             filters={**filters, "first": first, "continued": start is not None},
             destination=reader.destination.describe(),
