@@ -37,7 +37,8 @@ _DATABASE_ENV = """environment:
 
 _SERVE_ENV = f"""{_DATABASE_ENV}
   RECALL_HOST, RECALL_PORT        where to listen (default: 127.0.0.1, 8000)
-  RECALL_POOL_MIN, RECALL_POOL_MAX  asyncpg pool size (default: 1, 10)
+  RECALL_WORKERS                  processes serving the port (default: 1)
+  RECALL_POOL_MIN, RECALL_POOL_MAX  asyncpg pool size, per process (default: 1, 10)
   RECALL_MASTER_KEY               keys the audit digests (default: unset, empty digests)
   RECALL_MAX_REQUEST_BYTES        larger bodies get 413 (default: 262144)
   RECALL_EXPOSE_STATEMENT_COUNT   x-recall-statements headers (default: false)
@@ -79,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--port", type=int, default=None, help="port to listen on (default: RECALL_PORT, 8000)"
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes serving the port, each with its own pool (default: RECALL_WORKERS, 1)",
     )
     serve.add_argument(
         "--demo",
@@ -191,6 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "serve" and args.demo_live and not args.demo:
         parser.error("--demo-live needs --demo")
+    if args.command == "serve" and args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
     try:
         if args.command == "token" and args.kind in ("member", "agent", "connector"):
             args.ttl = parse_ttl(args.ttl)
@@ -201,8 +210,17 @@ def main(argv: list[str] | None = None) -> None:
         if args.command == "serve":
             from app.server import serve
 
+            workers = settings.workers if args.workers is None else args.workers
+            if args.demo_live and workers > 1:
+                # The replay would run once per process.
+                parser.error("--demo-live needs a single worker")
             serve(
-                settings, host=args.host, port=args.port, demo=args.demo, demo_live=args.demo_live
+                settings,
+                host=args.host,
+                port=args.port,
+                demo=args.demo,
+                demo_live=args.demo_live,
+                workers=workers,
             )
         elif args.command == "schema":
             from app.api.schema import schema_sdl

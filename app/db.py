@@ -36,6 +36,23 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     reset."""
 
 
+# How every statement of the gateway is planned; the benchmark's baselines (bench.run,
+# bench.explain) are planned the same way, so they measure plans the app would use.
+PLANNER_SETTINGS = {
+    # asyncpg prepares every statement; after a few runs PostgreSQL would switch to a generic
+    # plan, which cannot see how selective a search's terms are (a rare term wants the GIN
+    # index, a common one the recency index). Recall's statements are cheap to plan.
+    "plan_cache_mode": "force_custom_plan",
+    # JIT compiles a statement whose estimated cost passes jit_above_cost. Recall's are index
+    # lookups over bounded windows, but the estimates of the eligibility fragments (the lineage
+    # walk's subplans) run into the hundreds of thousands, so PostgreSQL compiled nearly every
+    # search: a rare-term page in one statement took 64 ms instead of 3.5 at 100k messages, one
+    # historySearch of a 700-message workspace 14 s (636 functions), on Debian's PostgreSQL 15,
+    # which ships llvmjit. Nothing here runs long enough to repay a compilation.
+    "jit": "off",
+}
+
+
 async def create_pool(
     dsn: str,
     *,
@@ -57,11 +74,7 @@ async def create_pool(
         # statements, so asyncpg stops waiting a little after PostgreSQL would have.
         command_timeout=statement_timeout_ms / 1000 + 1,
         server_settings={
-            # asyncpg prepares every statement; after a few runs PostgreSQL would switch to a
-            # generic plan, which cannot see how selective a search's terms are (a rare term
-            # wants the GIN index, a common one the recency index). Recall's statements are
-            # cheap to plan.
-            "plan_cache_mode": "force_custom_plan",
+            **PLANNER_SETTINGS,
             # No request may hold the database longer than this, whatever it asks for.
             "statement_timeout": str(statement_timeout_ms),
             "idle_in_transaction_session_timeout": str(statement_timeout_ms * 2),
@@ -71,7 +84,7 @@ async def create_pool(
     return pool
 
 
-async def connect(dsn: str) -> asyncpg.Connection:
-    conn = await asyncpg.connect(dsn)
+async def connect(dsn: str, *, server_settings: dict[str, str] | None = None) -> asyncpg.Connection:
+    conn = await asyncpg.connect(dsn, server_settings=server_settings)
     await _init_connection(conn)
     return conn

@@ -151,6 +151,7 @@ def serve(
     port: int | None,
     demo: bool,
     demo_live: bool = False,
+    workers: int = 1,
 ) -> None:
     import uvicorn
 
@@ -174,14 +175,38 @@ def serve(
     banner = asyncio.run(prepare())
     if banner:
         print(banner, file=sys.stderr)
-    print(f"recall: Messages at http://{host}:{port}/ , GraphiQL at /graphql", file=sys.stderr)
+    processes = f" ({workers} worker processes)" if workers > 1 else ""
+    print(
+        f"recall: Messages at http://{host}:{port}/ , GraphiQL at /graphql{processes}",
+        file=sys.stderr,
+    )
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown. Turning them into a normal
-    # exit lets atexit run, so the embedded PostgreSQL stops if this was its last user.
+    # exit lets atexit run, so the embedded PostgreSQL stops if this was its last user. (With
+    # workers, uvicorn's supervisor handles them: it stops the workers and returns.)
     signal.signal(signal.SIGTERM, _exit_quietly)
     signal.signal(signal.SIGINT, _exit_quietly)
     from app.observability.logging import configure_logging
 
     configure_logging(settings.log_format, settings.log_level)
+    # Logging is configured here and in each worker (JSON lines); uvicorn's access log would
+    # print query strings.
+    if workers > 1:
+        # Several processes accept on one listening socket (uvicorn's supervisor binds it and
+        # starts them), each with its own app and pool (`worker_app`). They read their settings
+        # from the environment like this process, with the database this process resolved:
+        # the embedded server's, if that is what it started, which it keeps running.
+        os.environ["DATABASE_URL"] = dsn
+        uvicorn.run(
+            "app.server:worker_app",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_config=None,
+            log_level=settings.log_level,
+            access_log=False,
+        )
+        return
     background = []
     if demo_live:
         from app.demo_live import replay_demo_changes
@@ -190,15 +215,34 @@ def serve(
     app = create_app(
         settings, dsn, background=background, tracer_provider=tracing.provider_from_environment()
     )
-    # What exists now (modules, the schema, the app) lives as long as the process: moved out of
-    # the collector's generations, it is not traversed again by every full collection, which
-    # otherwise pauses a request now and then. Here, not in create_app: it is process-wide.
-    gc.collect()
-    gc.freeze()
-    # Logging is configured above (JSON lines); uvicorn's access log would print query strings.
+    _freeze()
     uvicorn.run(
         app, host=host, port=port, log_config=None, log_level=settings.log_level, access_log=False
     )
+
+
+def worker_app() -> Starlette:
+    """The app of one process of `recall serve --workers N`: uvicorn imports this module in
+    each worker and calls it. Its own settings (from the environment `serve` left it, with the
+    database resolved) and, through create_app's lifespan, its own pool."""
+    from app.observability.logging import configure_logging
+
+    settings = Settings()
+    assert settings.database_url is not None  # set by serve() for its workers
+    configure_logging(settings.log_format, settings.log_level)
+    app = create_app(
+        settings, settings.database_url, tracer_provider=tracing.provider_from_environment()
+    )
+    _freeze()
+    return app
+
+
+def _freeze() -> None:
+    """What exists now (modules, the schema, the app) lives as long as the process: moved out
+    of the collector's generations, it is not traversed again by every full collection, which
+    otherwise pauses a request now and then. Process-wide, so not in create_app."""
+    gc.collect()
+    gc.freeze()
 
 
 async def _demo_tokens(conn: asyncpg.Connection, info: Any, path: Path) -> tuple[str, str, str]:

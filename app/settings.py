@@ -22,6 +22,8 @@ class Settings(BaseSettings):
     master_key: SecretStr | None = Field(default=None, alias="RECALL_MASTER_KEY")
     host: str = Field(default="127.0.0.1", alias="RECALL_HOST")
     port: int = Field(default=8000, alias="RECALL_PORT", ge=1, le=65535)
+    # `recall serve` processes sharing the port (each has its own pool of pool_max_size).
+    workers: int = Field(default=1, alias="RECALL_WORKERS", ge=1)
     pool_min_size: int = Field(default=1, alias="RECALL_POOL_MIN", ge=0)
     pool_max_size: int = Field(default=10, alias="RECALL_POOL_MAX", ge=1)
     # Adds `x-recall-statements` (SQL statements the request ran) and `x-recall-database-ms`

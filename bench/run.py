@@ -37,7 +37,7 @@ import httpx
 
 from app.api.ids import encode_id
 from app.data.eligibility import eligible
-from app.db import resolve_database_url
+from app.db import PLANNER_SETTINGS, resolve_database_url
 from app.settings import Settings
 from bench.generate import Summary, generate, generate_file
 
@@ -119,6 +119,12 @@ class Stats:
     # Median time a request spent waiting on PostgreSQL (its statements' round trips), as the
     # gateway measured it (x-recall-database-ms): the SQL part of an end-to-end latency.
     database_p50_ms: float | None = None
+    # Median of each request's end-to-end time minus its database time: HTTP, GraphQL and the
+    # gateway's Python (what the issue calls gateway overhead).
+    gateway_p50_ms: float | None = None
+    # CPU time of the gateway's processes per request (/proc, Linux): on a machine shared with
+    # other work, steadier than wall-clock differences.
+    gateway_cpu_ms: float | None = None
     hits: int | None = None
     error: str | None = None
 
@@ -142,6 +148,10 @@ class Results:
     visibility: dict[str, Any] = field(default_factory=dict)
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     gateway_rss_mb: float | None = None
+    # Concurrency 8 against `recall serve --workers 1` and `--workers 2`, alternating.
+    throughput: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The numbers issue 15's targets name, from the rows above.
+    targets: dict[str, Any] = field(default_factory=dict)
     # Writes through applyChanges and search under them (bench.live); None if not run.
     live: Live | None = None
     seconds: float = 0.0
@@ -254,12 +264,34 @@ class _KeepAlive:
             self.streams = None
 
 
+def _cpu_seconds(pids: list[int]) -> float | None:
+    """User and system CPU time of these processes so far (Linux /proc), or None."""
+    total = 0.0
+    try:
+        for pid in pids:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
+def _serving_pids(proc: asyncio.subprocess.Process) -> list[int]:
+    """The process that serves, and its workers when it is uvicorn's supervisor."""
+    try:
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return [proc.pid, *(int(c) for c in children)]
+
+
 async def _time_http(
     port: int,
     make: Callable[[int], tuple[str, dict[str, Any], str]],
     reps: int,
     concurrency: int,
     check: Callable[[dict[str, Any]], int],
+    pids: list[int] | None = None,
 ) -> Stats:
     """`reps` requests per worker, `concurrency` workers (a connection each); errors are
     counted, not raised."""
@@ -269,6 +301,7 @@ async def _time_http(
     statements: int | None = None
     hits: int | None = None
     database_ms: list[float] = []
+    gateway_ms: list[float] = []
     clients = [_KeepAlive(port) for _ in range(concurrency)]
 
     async def one(worker: int) -> None:
@@ -288,6 +321,7 @@ async def _time_http(
             statements = int(header) if header else statements
             if "x-recall-database-ms" in headers:
                 database_ms.append(float(headers["x-recall-database-ms"]))
+                gateway_ms.append(elapsed - float(headers["x-recall-database-ms"]))
         except Exception as e:
             errors += 1
             first_error = first_error or f"{type(e).__name__}: {e}"[:400]
@@ -302,10 +336,13 @@ async def _time_http(
             await one(w)
         latencies.clear()
         database_ms.clear()
+        gateway_ms.clear()
         errors, first_error = 0, None
+        cpu_before = _cpu_seconds(pids) if pids else None
         started = time.perf_counter()
         await asyncio.gather(*(worker(w) for w in range(concurrency)))
         wall = time.perf_counter() - started
+        cpu_after = _cpu_seconds(pids) if pids else None
     finally:
         for c in clients:
             await c.close()
@@ -314,6 +351,9 @@ async def _time_http(
     s.hits = hits
     if database_ms:
         s.database_p50_ms = round(statistics.median(database_ms), 2)
+        s.gateway_p50_ms = round(statistics.median(gateway_ms), 2)
+    if cpu_before is not None and cpu_after is not None and latencies:
+        s.gateway_cpu_ms = round((cpu_after - cpu_before) * 1000 / len(latencies), 2)
     if concurrency > 1 and latencies:
         s.rps = round(len(latencies) / wall, 1)
     return s
@@ -341,7 +381,7 @@ async def _import(dsn: str, path: Path) -> dict[str, Any]:
     return summary
 
 
-async def _serve(dsn: str, port: int) -> asyncio.subprocess.Process:
+async def _serve(dsn: str, port: int, workers: int = 1) -> asyncio.subprocess.Process:
     env = {
         **os.environ,
         "DATABASE_URL": dsn,
@@ -355,12 +395,14 @@ async def _serve(dsn: str, port: int) -> asyncio.subprocess.Process:
         "127.0.0.1",
         "--port",
         str(port),
+        "--workers",
+        str(workers),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     async with httpx.AsyncClient() as client:
-        for _ in range(200):
+        for _ in range(600):
             try:
                 if (await client.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
                     return proc
@@ -370,7 +412,7 @@ async def _serve(dsn: str, port: int) -> asyncio.subprocess.Process:
                 raise RuntimeError("recall serve exited during startup")
             await asyncio.sleep(0.1)
     proc.terminate()
-    raise RuntimeError("recall serve did not start in 20 s")
+    raise RuntimeError("recall serve did not start in 60 s")
 
 
 def _rss_mb(pid: int) -> float | None:
@@ -403,9 +445,10 @@ async def run(args: argparse.Namespace) -> Results:
             results.imported = {"reused_database": name}
         else:
             summary = await _generate_and_import(args, dsn, results)
-        # Planned like the gateway's pool (app.db): a generic plan after five runs would make
-        # the floor and the baselines measure a plan the app never uses.
-        conn = await asyncpg.connect(dsn, server_settings={"plan_cache_mode": "force_custom_plan"})
+        # Planned like the gateway's pool (app.db: custom plans, no JIT): a generic plan after
+        # five runs, or a JIT compilation, would make the floor and the baselines measure what
+        # the app never does.
+        conn = await asyncpg.connect(dsn, server_settings=PLANNER_SETTINGS)
         try:
             await conn.execute("vacuum analyze")
             await _measure(conn, dsn, args, summary, results)
@@ -520,6 +563,9 @@ async def _measure(
     # HTTP: end to end through `recall serve`.
     port = _free_port()
     serve = await _serve(dsn, port)
+    pids = _serving_pids(serve)
+    # Cases measured again at concurrency 8 against one and two worker processes.
+    loads: dict[str, tuple[Callable[[int], tuple[str, dict[str, Any], str]], Any]] = {}
     try:
         async with httpx.AsyncClient(
             base_url=f"http://127.0.0.1:{port}", timeout=60, limits=httpx.Limits(max_connections=16)
@@ -540,8 +586,10 @@ async def _measure(
                 def edges(data: dict[str, Any]) -> int:
                     return len(data["messageSearch"]["edges"])
 
-                row["http_c1"] = await _time_http(port, make, reps, 1, edges)
-                row["http_c8"] = await _time_http(port, make, max(2, reps // 4), 8, edges)
+                row["http_c1"] = await _time_http(port, make, reps, 1, edges, pids)
+                row["http_c8"] = await _time_http(port, make, max(2, reps // 4), 8, edges, pids)
+                if c.name in ("rare", "common"):
+                    loads[f"messageSearch {c.name}"] = (make, edges)
                 _say(
                     f"http {c.name}: p50 {row['http_c1'].p50_ms} ms, c8 {row['http_c8'].rps} req/s {row['http_c1'].error or ''}"
                 )
@@ -583,11 +631,14 @@ async def _measure(
                 def hits(data: dict[str, Any]) -> int:
                     return int(data["historySearch"]["count"])
 
-                row["http_c1"] = await _time_http(port, hmake, reps, 1, hits)
-                row["http_c8"] = await _time_http(port, hmake, max(2, reps // 4), 8, hits)
+                row["http_c1"] = await _time_http(port, hmake, reps, 1, hits, pids)
+                row["http_c8"] = await _time_http(port, hmake, max(2, reps // 4), 8, hits, pids)
+                loads[f"historySearch {name}"] = (hmake, hits)
                 _say(
                     f"http history {name}: p50 {row['http_c1'].p50_ms} ms {row['http_c1'].error or ''}"
                 )
+        if loads and not args.skip_workers:
+            results.throughput = await _throughput(dsn, port, pids, loads, args)
         if not args.skip_live:
             # Last: it adds messages (docs/changes.md), so it never changes what the cases
             # above measured in this run.
@@ -630,6 +681,50 @@ async def _measure(
                 expr_args,
                 max(3, reps // 3),
             )
+
+
+async def _throughput(
+    dsn: str,
+    port: int,
+    pids: list[int],
+    loads: dict[str, tuple[Callable[[int], tuple[str, dict[str, Any], str]], Any]],
+    args: argparse.Namespace,
+) -> dict[str, dict[str, Any]]:
+    """Concurrency 8 against the one-process server and a `--workers 2` one, in alternating
+    rounds per case, so that other work on the machine falls on both; requests/s over all
+    rounds' requests and wall time, latency percentiles pooled."""
+    two_port = _free_port()
+    two = await _serve(dsn, two_port, workers=2)
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        two_pids = _serving_pids(two)
+        for name, (make, check) in loads.items():
+            per: dict[str, list[Stats]] = {"workers_1": [], "workers_2": []}
+            for _ in range(args.worker_rounds):
+                for label, p, ps in (("workers_1", port, pids), ("workers_2", two_port, two_pids)):
+                    per[label].append(
+                        await _time_http(p, make, max(2, args.reps // 4), 8, check, ps)
+                    )
+            row: dict[str, Any] = {}
+            for label, runs in per.items():
+                rps = [r.rps for r in runs if r.rps]
+                row[label] = {
+                    "rps": round(statistics.median(rps), 1) if rps else None,
+                    "p50_ms": statistics.median([r.p50_ms for r in runs if r.p50_ms] or [0]),
+                    "errors": sum(r.errors for r in runs),
+                    "gateway_cpu_ms": statistics.median(
+                        [r.gateway_cpu_ms for r in runs if r.gateway_cpu_ms] or [0]
+                    ),
+                    "error": next((r.error for r in runs if r.error), None),
+                }
+            one_rps, two_rps = row["workers_1"]["rps"], row["workers_2"]["rps"]
+            row["ratio"] = round(two_rps / one_rps, 2) if one_rps and two_rps else None
+            out[name] = row
+            _say(f"throughput {name}: 1 worker {one_rps} req/s, 2 workers {two_rps} req/s")
+    finally:
+        two.terminate()
+        await two.wait()
+    return out
 
 
 async def _sizes(conn: asyncpg.Connection) -> dict[str, Any]:
@@ -697,6 +792,8 @@ _COLUMNS = [
     ("http_c8", "rps"),
     ("http_c1", "stmts"),
     ("http_c1", "db p50"),
+    ("http_c1", "gw p50"),
+    ("http_c1", "gw cpu"),
     ("sql_floor", "p50"),
     ("expression_gin", "p50"),
     ("rank_all_ts_rank_cd", "p50"),
@@ -717,6 +814,8 @@ def _cell(s: Stats | None, what: str) -> str:
         "rps": s.rps,
         "stmts": s.statements,
         "db p50": s.database_p50_ms,
+        "gw p50": s.gateway_p50_ms,
+        "gw cpu": s.gateway_cpu_ms,
     }[what]
     return "-" if value is None else f"{value}"
 
@@ -734,6 +833,63 @@ def table(results: Results) -> str:
         if s.error
     ]
     return "\n".join(lines + (["", "errors:", *errors] if errors else []))
+
+
+def targets(results: Results) -> dict[str, Any]:
+    """What issue 15's targets are checked against: per case end to end p50/p99, database and
+    gateway time, statements; the rare term against ILIKE; concurrency 8 with 1 and 2 workers."""
+    out: dict[str, Any] = {"cases": {}}
+    for name, row in results.rows.items():
+        c1 = row.get("http_c1")
+        if c1 is None or c1.p50_ms is None:
+            continue
+        out["cases"][name] = {
+            "p50_ms": c1.p50_ms,
+            "p99_ms": c1.p99_ms,
+            "db_p50_ms": c1.database_p50_ms,
+            "gateway_p50_ms": c1.gateway_p50_ms,
+            "gateway_cpu_ms": c1.gateway_cpu_ms,
+            "statements": c1.statements,
+        }
+    rare = results.rows.get("messageSearch rare", {})
+    ilike, e2e = rare.get("ilike"), rare.get("http_c1")
+    if ilike and e2e and ilike.p50_ms and e2e.p50_ms:
+        out["rare_vs_ilike_end_to_end"] = round(ilike.p50_ms / e2e.p50_ms, 1)
+        if e2e.database_p50_ms:
+            out["rare_vs_ilike_database"] = round(ilike.p50_ms / e2e.database_p50_ms, 1)
+    out["throughput_c8"] = {
+        name: {
+            "workers_1_rps": row["workers_1"]["rps"],
+            "workers_2_rps": row["workers_2"]["rps"],
+            "ratio": row["ratio"],
+        }
+        for name, row in results.throughput.items()
+    }
+    return out
+
+
+def targets_table(t: dict[str, Any]) -> str:
+    lines = [
+        "| case | p50 | p99 | db p50 | gateway p50 | gateway CPU | stmts |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, c in t["cases"].items():
+        cells = [c["p50_ms"], c["p99_ms"], c["db_p50_ms"], c["gateway_p50_ms"]]
+        cells += [c["gateway_cpu_ms"], c["statements"]]
+        lines.append(
+            f"| {name} | " + " | ".join("-" if v is None else str(v) for v in cells) + " |"
+        )
+    if "rare_vs_ilike_end_to_end" in t:
+        lines.append(
+            f"\nrare term vs ILIKE: {t['rare_vs_ilike_end_to_end']}x end to end,"
+            f" {t.get('rare_vs_ilike_database')}x for the app's SQL (db)"
+        )
+    for name, r in t["throughput_c8"].items():
+        lines.append(
+            f"concurrency 8, {name}: 1 worker {r['workers_1_rps']} req/s,"
+            f" 2 workers {r['workers_2_rps']} req/s ({r['ratio']}x)"
+        )
+    return "\n".join(lines)
 
 
 def _jsonable(results: Results) -> dict[str, Any]:
@@ -758,6 +914,15 @@ def main(argv: list[str] | None = None) -> None:
         "no generation, no import",
     )
     p.add_argument("--skip-expression-index", action="store_true")
+    p.add_argument(
+        "--skip-workers", action="store_true", help="no concurrency-8 run with 1 and 2 workers"
+    )
+    p.add_argument(
+        "--worker-rounds",
+        type=int,
+        default=3,
+        help="alternating rounds per case against 1 and 2 workers (default: 3)",
+    )
     live = p.add_argument_group("live changes (bench.live)")
     live.add_argument("--skip-live", action="store_true", help="no applyChanges section")
     live.add_argument(
@@ -786,7 +951,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.database_url:
         os.environ["DATABASE_URL"] = args.database_url
     results = asyncio.run(run(args))
+    results.targets = targets(results)
     print(table(results))
+    print("\n" + targets_table(results.targets))
     if results.live is not None:
         from bench.live import table as live_table
 

@@ -153,6 +153,6 @@ async def test_statement_count_is_constant_in_the_number_of_hits(
         result = await client.post(SEARCH, {"q": "Acme bulk", "first": first}, token=token)
         assert not result.errors and len(result.data["historySearch"]["edges"]) == first
         counts.append(result.statements)
-    # token with its reader and readiness, turn (locked), page with its counts, neighbors,
-    # evidence, audit.
-    assert counts == [6, 6, 6]
+    # The token with its reader, readiness and turn; the window with its counts, the ranked
+    # page, its neighbors and the ledger; the evidence with the audit row. No BEGIN or COMMIT.
+    assert counts == [3, 3, 3]

@@ -3,15 +3,18 @@ the ledger's arithmetic (app.history.ledger) that keeps it under its ceiling."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import asyncpg
 
+from app.api.ids import decode_id
 from app.data.history_neighbors import Neighbors
 from app.history.ledger import CEILING, Ledger
 from tests.client import GraphQLClient
 from tests.history_support import (
     REPLY,
+    SEARCH,
     hit_keys,
     hit_row,
     keys_of,
@@ -109,6 +112,42 @@ async def test_large_first_near_the_caps_never_makes_a_reply_undeliverable(
     # Delivered replies are searchable like any message, lineage and all.
     other = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
     assert hit_keys(await search(client, other, "bulk summary"))[0] == reply["message"]["key"]
+
+
+async def test_concurrent_searches_of_one_turn_never_overrun_the_ceiling(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    """Searches of one turn in concurrent requests each decide the ledger's room on the ledger
+    they record against (app.data.turns.record_shown): eight at once, a few messages short of
+    the ceiling, each wanting more than the room left, never overrun it; every one of them is
+    audited, and everything any of them showed is evidence."""
+    await load_history_personas(db, bulk=700)
+    token = await start_turn(client, db, issue_token, scope="bulk", requester="alice", window=100)
+    after = None
+    while await db.fetchval("select count(*) from turn_evidence") < CEILING - 12:
+        page = await search(client, token, "Acme bulk update", first=5, after=after)
+        after = page["pageInfo"]["endCursor"]
+    audits = await db.fetchval("select count(*) from search_audit")
+    before = await db.fetchval("select count(*) from turn_evidence")
+    # Eight messages not shown yet, far enough apart that their neighbors differ too: each
+    # search finds one (its number) and would show five messages.
+    unseen = await db.fetch(
+        "select m.key from messages m where m.key like 'b%' and m.id not in"
+        " (select message_id from turn_evidence union select message_id from turn_window)"
+        " order by m.seq"
+    )
+    queries = [f"number {r['key'][1:]}" for r in unseen[::10][:8]]
+    assert len(queries) == 8
+    results = await asyncio.gather(
+        *(client.post(SEARCH, {"q": q, "first": 20}, token=token) for q in queries)
+    )
+    assert all(r.status == 200 and not r.errors for r in results), [r.body for r in results]
+    evidence = {r["message_id"] for r in await db.fetch("select message_id from turn_evidence")}
+    assert before < len(evidence) <= CEILING
+    for r in results:
+        shown = {decode_id(i)[1] for i in r.data["historySearch"]["messageIds"]}
+        assert shown <= evidence
+    assert await db.fetchval("select count(*) from search_audit") == audits + len(queries)
 
 
 async def test_reply_whose_provenance_fails_the_recheck_is_withheld_and_not_kept(

@@ -134,6 +134,36 @@ async def test_walking_the_newest_documents_first_changes_no_page(
         assert [e["node"]["key"] for p in pages for e in p["edges"]] == expected
 
 
+# The token with its reader and readiness; then the scan, the page, its audit row and the page's
+# messages with their highlights (app.data.message_search.search_page). No BEGIN or COMMIT: the
+# second is one atomic statement.
+STATEMENTS_PER_SEARCH = 2
+
+
+@pytest.mark.parametrize("query", ["needle", "needle odd", "odd needle -chatter"])
+async def test_every_page_costs_the_same_two_statements(client: Any, ann: str, query: str) -> None:
+    """Whether the probe filled the page, the scan read on to the budget (the 450 invisible
+    matches), or the newest documents were walked first (several words), and whatever the
+    page size: two statements, BEGIN and COMMIT included, had there been any."""
+    seen = set()
+    for first in (1, 3, 20, 100):
+        after = None
+        while True:
+            result = await client.post(
+                SEARCH, {"q": query, "first": first, "after": after}, token=ann
+            )
+            assert not result.errors, result.body
+            assert result.statements == STATEMENTS_PER_SEARCH, (query, first, after)
+            page = result.data["messageSearch"]
+            seen.add((page["candidateBudgetExhausted"], bool(page["edges"])))
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = page["pageInfo"]["endCursor"]
+    if query == "needle":
+        # The corpus makes the budget run out, with and without hits on the page.
+        assert (True, False) in seen and (False, True) in seen
+
+
 async def test_budget_exhaustion_continues_to_older_visible_matches(
     client: Any, db: asyncpg.Connection, ann: str
 ) -> None:

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from aiodataloader import DataLoader
 
-from app.data import directory, history_neighbors, messages
+from app.data import directory, messages
 from app.data.readers import Reader
 from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.data.session import Session
@@ -72,19 +72,6 @@ class MessageByIdLoader(_Loader[MessageRow]):
         return [by_key.get(k) for k in keys]
 
 
-class NeighborsByHitLoader(_Loader[history_neighbors.Neighbors]):
-    """Up to two eligible messages on either side of each historySearch hit (turn readers)."""
-
-    async def batch_load_fn(self, keys: list[int]) -> list[history_neighbors.Neighbors | None]:
-        reader = self.reader
-        if reader.destination is None or reader.agent_id is None:
-            return [None for _ in keys]
-        by_key = await history_neighbors.neighbors_of(
-            self.db, reader.destination, reader.agent_id, keys
-        )
-        return [by_key.get(k) for k in keys]
-
-
 class Loaders:
     """Every loader of one request. Creating one is cheap; it runs no statement until used."""
 
@@ -93,4 +80,12 @@ class Loaders:
         self.scope_by_id = ScopeByIdLoader(db, reader)
         self.readable_scope_by_id = ReadableScopeByIdLoader(db, reader)
         self.message_by_id = MessageByIdLoader(db, reader, self.actor_by_id, self.scope_by_id)
-        self.neighbors_by_hit = NeighborsByHitLoader(db, reader)
+
+    def remember_message(self, message: MessageRow) -> None:
+        """A message hydrated for this reader by another statement (a search's), with its
+        author and scope: later loads in this request answer from it."""
+        self.message_by_id.prime(message.id, message)
+        if message.author is not None:
+            self.actor_by_id.prime(message.author.id, message.author)
+        if message.scope is not None:
+            self.scope_by_id.prime(message.scope.id, message.scope)

@@ -13,6 +13,7 @@ import app.api.ids
 import app.api.strings  # noqa: F401  (installs the strict String parsing)
 from app.api.changes.schema import ChangesMutation
 from app.api.directory.types import Agent, Member, Message, Scope, Workspace
+from app.api.execution import RecallExecutionContext
 from app.api.history.schema import HistoryMutation, HistoryQuery
 from app.api.history.types import Turn
 from app.api.limits import RequestLimits
@@ -54,6 +55,8 @@ class RecallSchema(strawberry.Schema):
 
 schema = RecallSchema(
     query=Query,
+    # Leaf fields that are only an attribute skip graphql-core's per-field machinery.
+    execution_context_class=RecallExecutionContext,
     mutation=Mutation,
     types=[Workspace, Scope, Member, Agent, Message, Turn],
     extensions=[

@@ -1,4 +1,5 @@
-"""Search audit rows (docs/design.md, Audit): one per search, in the search's own transaction.
+"""Search audit rows (docs/design.md, Audit): one per search, written by the search's own
+statement (a data-modifying CTE), so the row and the result it describes are atomic.
 
 The query is recorded only as a keyed digest — HMAC-SHA256 under a subkey derived from
 RECALL_MASTER_KEY — so short keyword queries cannot be recovered by hashing guesses. Without a
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from app.data.session import Session
+from app.data.params import Params
 
 _SUBKEY_LABEL = b"recall/search-audit/v1"
 
@@ -24,36 +26,33 @@ def query_digest(master_key: str | None, normalized_query: str) -> str:
     return hmac.new(subkey, normalized_query.encode(), hashlib.sha256).hexdigest()
 
 
-async def record_search(
-    db: Session,
-    *,
-    workspace_id: int,
-    surface: str,
-    actor_id: int,
-    turn_id: int | None,
-    query_digest: str,
-    filters: Mapping[str, Any],
-    destination: Mapping[str, Any],
-    selected: Sequence[Mapping[str, Any]],
-    exclusions: Mapping[str, int],
-) -> int:
-    """Write the audit row; the caller runs this inside the search's transaction, so a failed
-    write fails (and rolls back) the search."""
-    audit_id: int = await db.fetchval(
-        """
-        insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,
-                                  filters, destination, selected, exclusions)
-        values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-        returning id
-        """,
-        workspace_id,
-        surface,
-        actor_id,
-        turn_id,
-        query_digest,
-        dict(filters),
-        dict(destination),
-        [dict(s) for s in selected],
-        dict(exclusions),
+@dataclass(frozen=True, slots=True)
+class SearchAudit:
+    """An audit row's own fields; what it selected and excluded comes from the statement."""
+
+    surface: str
+    actor_id: int
+    turn_id: int | None
+    query_digest: str
+    filters: Mapping[str, Any]
+    destination: Mapping[str, Any]
+
+
+def audit_insert(
+    p: Params, audit: SearchAudit, *, selected: str, exclusions: str, source: str | None = None
+) -> str:
+    """The audit row's INSERT for a data-modifying CTE of the search's own statement, so that
+    the row and the result it describes are one atomic statement: `selected` and `exclusions`
+    are SQL expressions (over the statement's page, or bound values); the rest is bound here
+    ($1 is the workspace, as in every search statement). With `source`, one row per row of it
+    (a CTE that may be empty: then no row is written)."""
+    return (
+        "insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,"
+        " filters, destination, selected, exclusions)"
+        f" select $1, {p.add(audit.surface)}::text, {p.add(audit.actor_id)}::bigint,"
+        f" {p.add(audit.turn_id)}::bigint, {p.add(audit.query_digest)}::text,"
+        f" {p.add(dict(audit.filters))}::jsonb, {p.add(dict(audit.destination))}::jsonb,"
+        f" {selected}, {exclusions}"
+        + (f" from {source}" if source is not None else "")
+        + " returning id"
     )
-    return audit_id

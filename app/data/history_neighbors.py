@@ -1,6 +1,6 @@
 """The neighbors of historySearch hits: the exchange around each hit, eligible lines only.
 
-Fetched for all hits of a page in one statement (NeighborsByHitLoader), with the same
+Read with the hits, in historySearch's own statement (app.data.history_search), with the same
 eligibility and perspective fragments as the hits themselves.
 """
 
@@ -8,40 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from app.data.eligibility import (
-    ALLOWED_FROM_CTE,
-    Destination,
-    allowed_audiences_cte,
-    eligible,
-    in_perspective,
-)
+from app.data.eligibility import ALLOWED_FROM_CTE, eligible, in_perspective
 from app.data.messages import MESSAGE_COLUMNS
 from app.data.rows import MessageRow
-from app.data.session import Session
 
-# The destination's allowed audiences once for the statement, not once per reference.
-_ELIGIBLE_M = eligible("m", ALLOWED_FROM_CTE)
-_NEIGHBORS = f"""
-with {allowed_audiences_cte("$8")}
-select h.id as hit_id, n.side, n.id, n.key, n.scope_id, n.seq, n.global_seq, n.author_id,
-       n.body, n.created_at
-from unnest($5::bigint[]) as h(id)
-join messages hm on hm.workspace_id = $1 and hm.id = h.id
-cross join lateral (
-    (select 'before' as side, {MESSAGE_COLUMNS} from messages m
-     where m.workspace_id = $1 and m.scope_id = hm.scope_id and m.seq < hm.seq
-       and {_ELIGIBLE_M} and {in_perspective("m.scope_id", "$6")}
-     order by m.seq desc limit $7)
-    union all
-    (select 'after' as side, {MESSAGE_COLUMNS} from messages m
-     where m.workspace_id = $1 and m.scope_id = hm.scope_id and m.seq > hm.seq
-       and {_ELIGIBLE_M} and {in_perspective("m.scope_id", "$6")}
-     order by m.seq limit $7)
-) n
-where {eligible("hm", ALLOWED_FROM_CTE)} and {in_perspective("hm.scope_id", "$6")}
-order by h.id, n.seq
-"""
+# Lines on either side of a hit.
+EACH = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,22 +24,31 @@ class Neighbors:
     after: tuple[MessageRow, ...]
 
 
-async def neighbors_of(
-    db: Session, destination: Destination, agent_id: int, hit_ids: Sequence[int], each: int = 2
-) -> dict[int, Neighbors]:
-    """Up to `each` eligible messages on either side of every hit, in one statement. The
-    eligibility conjuncts sit inside the LIMITed subqueries, so an ineligible neighbor is
+def neighbors_of(hit: str, agent: str) -> str:
+    """An array of (side, message columns...) records: up to EACH eligible messages on either
+    side of the hit `hit` (an alias with scope_id and seq) in its scope, in seq order, for the
+    agent `agent`. The statement defines the allowed_audiences CTE. The eligibility and
+    perspective conjuncts sit inside the LIMITed subqueries, so an ineligible neighbor is
     skipped and the next eligible one is taken: never shown, never counted."""
-    rows = await db.fetch(
-        _NEIGHBORS,
-        *destination.params(),
-        list(hit_ids),
-        agent_id,
-        each,
-        db.allowed_audiences(destination.params()),
+    where = (
+        f"m.workspace_id = $1 and m.scope_id = {hit}.scope_id"
+        f" and {eligible('m', ALLOWED_FROM_CTE)} and {in_perspective('m.scope_id', agent)}"
     )
-    before: dict[int, list[MessageRow]] = {h: [] for h in hit_ids}
-    after: dict[int, list[MessageRow]] = {h: [] for h in hit_ids}
-    for r in rows:
-        (before if r["side"] == "before" else after)[r["hit_id"]].append(MessageRow.of(r))
-    return {h: Neighbors(tuple(before[h]), tuple(after[h])) for h in hit_ids}
+    return f"""array(
+        select row(n.side, n.id, n.key, n.scope_id, n.seq, n.global_seq, n.author_id, n.body,
+                   n.created_at)
+        from ((select 'before' as side, {MESSAGE_COLUMNS} from messages m
+               where {where} and m.seq < {hit}.seq order by m.seq desc limit {EACH})
+              union all
+              (select 'after' as side, {MESSAGE_COLUMNS} from messages m
+               where {where} and m.seq > {hit}.seq order by m.seq limit {EACH})) n
+        order by n.seq)"""
+
+
+def neighbors_from(records: Sequence[Sequence[Any]] | None) -> Neighbors:
+    """The records of neighbors_of, as rows."""
+    before: list[MessageRow] = []
+    after: list[MessageRow] = []
+    for side, *columns in records or ():
+        (before if side == "before" else after).append(MessageRow(*columns))
+    return Neighbors(tuple(before), tuple(after))

@@ -35,6 +35,7 @@ from app.data.eligibility import (
     in_perspective,
     lineage_allows,
 )
+from app.data.history_neighbors import Neighbors, neighbors_from, neighbors_of
 from app.data.messages import MESSAGE_COLUMNS
 from app.data.rows import MessageRow
 from app.data.session import Session
@@ -388,8 +389,19 @@ hits as (
     join actors a on a.workspace_id = $1 and a.id = m.author_id
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     left join scopes ps on ps.workspace_id = $1 and ps.id = s.parent_id
+),
+-- The turn's ledger and the version of its row as this statement saw them: the search is
+-- recorded (app.data.turns.record_shown) only if no other search of the turn recorded since.
+ledger as materialized (
+    select t.xmin::text as version,
+           array(select e.message_id from turn_evidence e
+                 where e.workspace_id = $1 and e.turn_id = $8) as evidence
+    from turns t where t.workspace_id = $1 and t.id = $8 and t.agent_id = $5
 )
-select c.counts, c.examined, h.*, {REPORT_ALLOWED_AUDIENCES}
+select c.counts, c.examined, h.*, {neighbors_of("h", "$5")} as neighbors,
+       case when row_number() over () = 1 then (select version from ledger) end as turn_version,
+       case when row_number() over () = 1 then (select evidence from ledger) end as evidence,
+       {REPORT_ALLOWED_AUDIENCES}
 from counted c
 left join hits h on true
 order by h.score desc, h.id desc
@@ -415,6 +427,12 @@ class SearchRows:
     counts: Mapping[str, int]
     # How many matches were examined; fewer than the window means every match was.
     examined: int
+    # The neighbors of each hit, by the hit's message id.
+    neighbors: Mapping[int, Neighbors]
+    # The turn's ledger as the statement saw it, and the version of the turn's row then (None:
+    # the turn is gone).
+    evidence: frozenset[int]
+    turn_version: str | None
 
 
 async def search(
@@ -424,8 +442,9 @@ async def search(
     rank: RankInputs,
     page: PageRequest,
 ) -> SearchRows:
-    """Up to `page.limit` hits in ranking order (after the cursor position, if any) and the
-    exclusion counts of the window they were ranked from."""
+    """Up to `page.limit` hits in ranking order (after the cursor position, if any) with their
+    neighbors, the exclusion counts of the window they were ranked from, and the turn's
+    ledger: one statement."""
     after_score, after_id = page.after if page.after else (None, None)
     rows = await db.fetch(
         _SEARCH,
@@ -453,7 +472,16 @@ async def search(
     counts = dict.fromkeys(RULES, 0)
     counts.update(rows[0]["counts"])  # jsonb, decoded by the pool (app.db)
     hits = [_hit(r) for r in rows if r["id"] is not None]
-    return SearchRows(hits, counts, rows[0]["examined"])
+    neighbors = {r["id"]: neighbors_from(r["neighbors"]) for r in rows if r["id"] is not None}
+    head = next((r for r in rows if r["turn_version"] is not None), None)
+    return SearchRows(
+        hits,
+        counts,
+        rows[0]["examined"],
+        neighbors,
+        frozenset(head["evidence"]) if head is not None else frozenset(),
+        head["turn_version"] if head is not None else None,
+    )
 
 
 def _hit(r: asyncpg.Record) -> HitRow:

@@ -1,4 +1,5 @@
-"""The statements of messageSearch: the bounded, authorized candidate scan and the highlights.
+"""The statement of messageSearch: the bounded, authorized candidate scan, the page, its audit
+row, and the page's messages with their highlights.
 
 Invariant: every filter only removes rows. The scan starts from the viewer's own workspace and
 from the documents whose vector matches the query; the position, scope, author and time (since,
@@ -9,17 +10,20 @@ widen what the person may read: a filter on another person's DM, another workspa
 nonexistent author narrows the result to nothing, exactly like a filter on an unknown id.
 
 The scan is bounded: at most `budget` candidates (documents matching text and every filter)
-are examined per request, newest first. The rows returned are ids, order keys and the first
-eligibility rule each candidate fails — never text; bodies are hydrated by the loaders, which
-authorize again.
+are examined per request, newest first. The candidates carry ids, order keys and the first
+eligibility rule each fails — never text; only the page's bodies are read, from the canonical
+rows whose verdicts admitted them, in the same statement.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+import asyncpg
+
+from app.data.audit import SearchAudit, audit_insert
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
     REPORT_ALLOWED_AUDIENCES,
@@ -28,7 +32,9 @@ from app.data.eligibility import (
     has_evidence,
     lineage_allows,
 )
+from app.data.messages import MESSAGE_COLUMNS
 from app.data.params import Params
+from app.data.rows import ActorRow, MessageRow, ScopeRow, actor_columns
 from app.data.session import Session
 
 # The private-use characters that mark highlights in ts_headline output. Bodies may contain
@@ -36,6 +42,7 @@ from app.data.session import Session
 # unit, so offsets into the copy are offsets into the body.
 START_MARK = "\ue000"
 STOP_MARK = "\ue001"
+_REPLACEMENT = "\ufffd"
 _HEADLINE_OPTIONS = f"HighlightAll=true, StartSel={START_MARK}, StopSel={STOP_MARK}"
 
 
@@ -89,18 +96,24 @@ _AUTHOR_SETS = {
 }
 
 
-def _after_condition(after: After, p: Params) -> str:
-    g = p.add(after.global_seq)
-    if after.scope_id is None:
+def _after_sql(g: str, s: str | None, q: str | None, m: str | None) -> str:
+    """Strictly after the position (g, s, q, m), in search order (global_seq DESC, scope_id ASC,
+    seq DESC, message_id ASC); with s None, after all of global_seq g. The leading `<=` lets
+    the recency index seek to the position."""
+    if s is None:
         return f"d.global_seq < {g}"
-    s, q, m = p.add(after.scope_id), p.add(after.seq), p.add(after.message_id)
-    # (global_seq DESC, scope_id ASC, seq DESC, message_id ASC), strictly after; the leading
-    # `<=` lets the recency index seek to the position.
     return (
         f"d.global_seq <= {g} and (d.global_seq < {g} or (d.global_seq = {g} and"
         f" (d.scope_id > {s} or (d.scope_id = {s} and (d.seq < {q} or"
         f" (d.seq = {q} and d.message_id > {m}))))))"
     )
+
+
+def _after_condition(after: After, p: Params) -> str:
+    g = p.add(after.global_seq)
+    if after.scope_id is None:
+        return _after_sql(g, None, None, None)
+    return _after_sql(g, p.add(after.scope_id), p.add(after.seq), p.add(after.message_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,95 +132,134 @@ class CandidateQuery:
     until: datetime | None = None
 
 
-async def scan_candidates(
-    db: Session, q: CandidateQuery, *, after: After | None, budget: int, walk: int | None = None
-) -> list[Candidate]:
-    """Up to `budget` candidates in search order, each with its eligibility verdict.
-
-    The pool plans every statement for its actual parameters (app.db), so the folded tsquery
-    picks the GIN or the recency index by how selective it is. A query that is only stop
-    words has a NULL tsquery, which matches no document (`@@ NULL` is not true).
-
-    With `walk`, only the newest `walk` documents (after the position) are considered, read
-    in order through the recency index whatever the planner estimates (see scan_for_page).
-    """
-    destination, scope, author = q.destination, q.scope, q.author
-    p = Params(destination)
-    where = [
-        "d.workspace_id = $1",
+def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
+    """The query's text condition, and the filters' conjuncts, each its own `and` term."""
+    text = (
         f"d.tsv @@ recall_search_tsquery({p.add(list(q.include))}::text[],"
-        f" {p.add(list(q.exclude))}::text[], false)",
-    ]
-    source = "search_documents d"
-    if after is not None:
-        where.append(_after_condition(after, p))
-    if walk is not None:
-        start = f" and {_after_condition(after, p)}" if after is not None else ""
-        source = (
-            f"(select d.* from search_documents d where d.workspace_id = $1{start}"
-            f" order by d.global_seq desc, d.scope_id, d.seq desc, d.message_id"
-            f" limit {p.add(walk)}) d"
+        f" {p.add(list(q.exclude))}::text[], false)"
+    )
+    filters = []
+    if q.scope is not None:
+        filters.append(f"d.scope_id = {p.add(q.scope.scope_id)}::bigint")
+    if q.author is not None:
+        actor = p.add(q.author.actor_id)
+        filters.append(
+            f"d.author_id in ({_AUTHOR_SETS[q.author.kind].format(p=actor + '::bigint')})"
         )
-    if scope is not None:
-        where.append(f"d.scope_id = {p.add(scope.scope_id)}::bigint")
-    if author is not None:
-        actor = p.add(author.actor_id)
-        where.append(f"d.author_id in ({_AUTHOR_SETS[author.kind].format(p=actor + '::bigint')})")
     # The document's copy of the message's created_at (migrations/012), checked against the
     # message row below like scope_id and author_id.
     if q.since is not None:
-        where.append(f"d.created_at >= {p.add(q.since)}::timestamptz")
+        filters.append(f"d.created_at >= {p.add(q.since)}::timestamptz")
     if q.until is not None:
-        where.append(f"d.created_at < {p.add(q.until)}::timestamptz")
-    limit = p.add(budget)
+        filters.append(f"d.created_at < {p.add(q.until)}::timestamptz")
+    return text, filters
+
+
+_ORDER = "d.global_seq desc, d.scope_id, d.seq desc, d.message_id"
+_DOCUMENT_COLUMNS = "d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id, d.created_at"
+
+
+def _scan(
+    q: CandidateQuery,
+    p: Params,
+    text: str,
+    filters: list[str],
+    after: str | None,
+    limit: str,
+    walk: str | None = None,
+    gate: str | None = None,
+) -> str:
+    """One bounded scan of the sidecar in search order: documents matching the text, after the
+    position, and every filter; with `walk`, only among the newest `walk` documents after the
+    position, read through the recency index whatever the planner estimates; with `gate`, only
+    if that (statement-constant) condition holds."""
+    source = "search_documents d"
+    if walk is not None:
+        start = f" and {after}" if after is not None else ""
+        source = (
+            f"(select d.* from search_documents d where d.workspace_id = $1{start}"
+            f" order by {_ORDER} limit {walk}) d"
+        )
+    where = ["d.workspace_id = $1", text]
+    if after is not None:
+        where.append(after)
+    where += filters
+    if gate is not None:
+        where.append(gate)
+    return (
+        f"select {_DOCUMENT_COLUMNS} from {source}"
+        f" where {' and '.join(where)} order by {_ORDER} limit {limit}"
+    )
+
+
+# Each candidate's canonical row by primary key (OFFSET 0 keeps it that lookup: with every
+# column below in the join condition the planner would pick whichever index covers most of them
+# and scan an author's messages in a scope), checked against the document; and its verdict:
+# eligible()'s conjuncts in eligible()'s order, as a CASE so the audit can count each candidate
+# under the first rule that removed it. NULL fails closed (coalesce), and so does a document
+# that disagrees with its message row (m.id is null).
+_VERDICT = f"""
+    case
+        when m.id is null or not coalesce({has_evidence("m")}, false) then 'no_evidence'
+        when not coalesce({audience_allows("m", ALLOWED_FROM_CTE)}, false) then 'audience'
+        when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE)}, false) then 'lineage'
+    end"""
+_CANONICAL = """
+    left join lateral (
+        select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.created_at, m.evidence, m.deleted, m.audience_id, m.has_provenance, m.lineage_audience_ids,
+               m.lineage_denied
+        from messages m where m.workspace_id = $1 and m.id = c.message_id
+        offset 0
+    ) m on m.scope_id = c.scope_id and m.author_id = c.author_id
+        and m.global_seq = c.global_seq and m.seq = c.seq and m.created_at = c.created_at"""
+
+
+def _judged(cte: str) -> str:
+    """The candidates of `cte` with their verdicts."""
+    return (
+        f"select c.message_id, c.global_seq, c.scope_id, c.seq, {_VERDICT} as excluded_by"
+        f" from {cte} c {_CANONICAL}"
+    )
+
+
+async def scan_candidates(
+    db: Session, q: CandidateQuery, *, after: After | None, budget: int, walk: int | None = None
+) -> list[Candidate]:
+    """Up to `budget` candidates in search order, each with its eligibility verdict: one scan,
+    as search_page's first one (the statements' shared parts are tested through it).
+
+    The pool plans every statement for its actual parameters (app.db), so the folded tsquery
+    picks the GIN or the recency index by how selective it is. A query that is only stop
+    words has a NULL tsquery, which matches no document (`@@ NULL` is not true)."""
+    destination = q.destination
+    p = Params(destination)
+    text, filters = _text_and_filters(q, p)
+    position = _after_condition(after, p) if after is not None else None
+    scan = _scan(
+        q, p, text, filters, position, p.add(budget), p.add(walk) if walk is not None else None
+    )
     known = db.allowed_audiences(destination)
     allowed = allowed_audiences_cte(p.add(known) if known is not None else None)
-    # The verdict is eligible()'s conjuncts in eligible()'s order, as a CASE so the audit can
-    # count each candidate under the first rule that removed it. NULL fails closed (coalesce),
-    # and so does a document that disagrees with its message row (m.id is null).
     sql = f"""
         with {allowed},
-        candidates as materialized (
-            select d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id, d.created_at
-            from {source}
-            where {" and ".join(where)}
-            order by d.global_seq desc, d.scope_id, d.seq desc, d.message_id
-            limit {limit}
-        )
-        select c.message_id, c.global_seq, c.scope_id, c.seq,
-               case
-                   when m.id is null or not coalesce({has_evidence("m")}, false)
-                       then 'no_evidence'
-                   when not coalesce({audience_allows("m", ALLOWED_FROM_CTE)}, false) then 'audience'
-                   when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE)}, false) then 'lineage'
-               end as excluded_by,
-               {REPORT_ALLOWED_AUDIENCES}
-        from candidates c
-        -- By primary key (OFFSET 0 keeps it that lookup: with every column below in the join
-        -- condition the planner would pick whichever index covers most of them and scan an
-        -- author's messages in a scope), then checked against the document.
-        left join lateral (
-            select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.created_at, m.evidence,
-                   m.deleted, m.audience_id, m.has_provenance, m.lineage_audience_ids,
-                   m.lineage_denied
-            from messages m where m.workspace_id = $1 and m.id = c.message_id
-            offset 0
-        ) m on m.scope_id = c.scope_id and m.author_id = c.author_id
-            and m.global_seq = c.global_seq and m.seq = c.seq and m.created_at = c.created_at
-        order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
+        candidates as materialized ({scan}),
+        judged as ({_judged("candidates")})
+        select j.*, {REPORT_ALLOWED_AUDIENCES} from judged j
+        order by j.global_seq desc, j.scope_id, j.seq desc, j.message_id
     """
     rows = await db.fetch(sql, *p.values)
     db.remember_allowed_audiences(destination, rows)
-    return [
-        Candidate(
-            int(r["message_id"]),
-            int(r["global_seq"]),
-            int(r["scope_id"]),
-            int(r["seq"]),
-            r["excluded_by"],
-        )
-        for r in rows
-    ]
+    return [_candidate(r) for r in rows]
+
+
+def _candidate(r: asyncpg.Record, prefix: str = "") -> Candidate:
+    return Candidate(
+        int(r[prefix + "message_id"]),
+        int(r[prefix + "global_seq"]),
+        int(r[prefix + "scope_id"]),
+        int(r[prefix + "seq"]),
+        r[prefix + "excluded_by"],
+    )
 
 
 # Documents read newest first before a query of several lexemes falls back to the planner.
@@ -223,62 +275,217 @@ def _several_lexemes(include: Sequence[str]) -> bool:
     return len(include) > 1 or any(" " in t or not t.isascii() for t in include)
 
 
-async def scan_for_page(
-    db: Session, q: CandidateQuery, *, after: After | None, first: int, budget: int
-) -> list[Candidate]:
-    """The candidates a page of `first` needs, never more than `budget` of them.
+@dataclass(frozen=True, slots=True)
+class PageHit:
+    candidate: Candidate
+    # The message as the reader may read it (None only if its row vanished), and its body with the English part of the query's terms marked by START_MARK/STOP_MARK
+    # (None where nothing English can match).
+    message: MessageRow | None
+    marked: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PageRows:
+    """One page, decided in SQL exactly as app.search.paging.page_of decides it."""
+
+    hits: list[PageHit]
+    # A further eligible candidate proved a next page (hits is full).
+    cut: bool
+    # Candidates read, and the last of them (the continuation when the budget ran out).
+    examined: int
+    last: Candidate | None
+    # Candidates before the page's end by the first rule that removed them (the audit's).
+    exclusions: dict[str, int]
+
+
+_INT_MAX = 2_147_483_647
+_BIGINT_MAX = 9_223_372_036_854_775_807
+
+
+async def search_page(
+    db: Session,
+    q: CandidateQuery,
+    *,
+    after: After | None,
+    first: int,
+    budget: int,
+    audit: SearchAudit,
+) -> PageRows:
+    """A page of `first`: the bounded, authorized scan, the page, its audit row, its messages
+    (with author and scope) and their highlights, in one statement.
 
     Most pages fill from their first few candidates, so the scan probes a little past what a
     full page needs (`2 * first + 1`: a page and the one eligible match that proves a next one,
-    with room for some invisible ones) and continues to the budget only when the probe came
-    back short of that. A query of several lexemes probes by reading the newest WALK documents
-    first, and hands the rest of the scan to the planner only if they held too few matches.
+    with room for some invisible ones), and reads on to the budget only when the probe came
+    back short of that: the second scan's condition is a constant of the statement, so it does
+    not run at all otherwise. A query of several lexemes probes by reading the newest WALK
+    documents first, and hands the rest to the planner only if they held too few matches.
     Either way the candidates, their order and their verdicts are exactly those of one scan of
-    `budget` in search order, cut where the page is decided."""
+    `budget` in search order, cut where the page is decided (app.search.paging.page_of, which
+    this statement computes: the first `first` eligible candidates; the candidates before a
+    further eligible one are the examined ones, whose exclusions the audit counts).
+
+    The audit row is a data-modifying CTE: written with the page it describes or, if the write
+    fails, the statement fails and nothing is shown. The page's messages are read from the rows
+    their verdicts were decided on: one statement sees one snapshot, so the row shown is the
+    row found eligible (an authorization "again" in a later statement, as the loaders do, is
+    for rows read in another snapshot; here it would only cost planning, ~0.5 ms)."""
+    destination = q.destination
+    p = Params(destination)
     probe = min(budget, 2 * first + 1)
-
-    async def scan(start: After | None, n: int, walk: int | None = None) -> list[Candidate]:
-        return await scan_candidates(db, q, after=start, budget=n, walk=walk)
-
-    def past(found: list[Candidate]) -> After | None:
-        last = found[-1] if found else None
-        return After(last.global_seq, last.scope_id, last.seq, last.message_id) if last else after
-
-    if _several_lexemes(q.include):
-        found = await scan(after, probe, WALK)
-        if len(found) < probe:
-            # The newest documents held too few matches; the rest of them match nothing more,
-            # so the planner's scan continues right after the last match found.
-            return found + await scan(past(found), budget - len(found))
-    else:
-        found = await scan(after, probe)
-    eligible = sum(c.excluded_by is None for c in found)
-    if eligible > first or len(found) < probe or probe == budget:
-        return found
-    return found + await scan(past(found), budget - probe)
-
-
-async def headlines(db: Session, bodies: Sequence[str], include: Sequence[str]) -> list[str | None]:
-    """Each body with the English part of the query's terms marked by START_MARK/STOP_MARK
-    (stems and phrases as PostgreSQL matched them); None where nothing English can match.
-    One statement for the whole page."""
-    if not bodies:
-        return []
-    rows = await db.fetch(
-        """
-        select ts_headline('english', translate(b.body, $3, $4), q.q, $5) as marked
-        from unnest($1::text[]) with ordinality as b(body, ord)
-        cross join (
-            select recall_search_tsquery(
-                array(select recall_without_cjk(t) from unnest($2::text[]) as t), '{}', true
-            ) as q
-        ) as q
-        order by b.ord
-        """,
-        list(bodies),
-        list(include),
-        START_MARK + STOP_MARK,
-        "\ufffd\ufffd",
-        _HEADLINE_OPTIONS,
+    several = _several_lexemes(q.include)
+    text, filters = _text_and_filters(q, p)
+    probe_scan = _scan(
+        q,
+        p,
+        text,
+        filters,
+        _after_condition(after, p) if after is not None else None,
+        p.add(probe),
+        p.add(WALK) if several else None,
     )
-    return [r["marked"] for r in rows]
+    # Where the second scan starts: after the probe's last candidate, or where the probe
+    # started if it found none (the largest global_seq when the search starts at the top).
+    origin = after or After(_BIGINT_MAX, None, None, None)
+    og, os_, oq, om = (
+        p.add(origin.global_seq),
+        p.add(origin.scope_id),
+        p.add(origin.seq),
+        p.add(origin.message_id),
+    )
+    first_p, budget_p, probe_p = p.add(first), p.add(budget), p.add(probe)
+    # The probe's decision (scan_for_page before this statement): several lexemes read on when
+    # the newest documents held fewer matches than the probe; one lexeme only when the probe
+    # was full. Either way only while the probe has no more than a page of eligible ones.
+    go = (
+        f"(n < {probe_p} or (eligible <= {first_p} and {probe_p} < {budget_p}))"
+        if several
+        else f"(n = {probe_p} and eligible <= {first_p} and {probe_p} < {budget_p})"
+    )
+    rest_scan = _scan(
+        q,
+        p,
+        text,
+        filters,
+        # The position as the decision's columns (NULL scope, seq and message: after all of
+        # global_seq, as _after_sql writes it, since NULL comparisons remove the rest).
+        _after_sql(
+            "(select g from decided)",
+            "(select s from decided)",
+            "(select q from decided)",
+            "(select m from decided)",
+        ),
+        f"(select greatest({budget_p} - n, 0) from decided)",
+        gate="(select go from decided)",
+    )
+    known = db.allowed_audiences(destination)
+    allowed = allowed_audiences_cte(p.add(known) if known is not None else None)
+    include = p.add(list(q.include))
+    # Marks in a body are replaced in the highlighted copy first (both are one UTF-16 unit).
+    marks_from, marks_to = p.add(START_MARK + STOP_MARK), p.add(_REPLACEMENT * 2)
+    options = p.add(_HEADLINE_OPTIONS)
+    audit_row = audit_insert(
+        p,
+        audit,
+        selected="(select coalesce(jsonb_agg(jsonb_build_object('message_id', message_id)"
+        " order by k), '[]'::jsonb) from page)",
+        exclusions="(select jsonb_build_object("
+        "'no_evidence', count(*) filter (where excluded_by = 'no_evidence'),"
+        " 'audience', count(*) filter (where excluded_by = 'audience'),"
+        " 'lineage', count(*) filter (where excluded_by = 'lineage')) from examined)",
+    )
+    sql = f"""
+        with {allowed},
+        probe as materialized ({probe_scan}),
+        probed as materialized ({_judged("probe")}),
+        decided as materialized (
+            select c.n, c.eligible, {go} as go,
+                   coalesce(l.global_seq, {og}::bigint) as g,
+                   case when l.global_seq is null then {os_}::bigint else l.scope_id end as s,
+                   case when l.global_seq is null then {oq}::bigint else l.seq end as q,
+                   case when l.global_seq is null then {om}::bigint else l.message_id end as m
+            from (select count(*) as n, count(*) filter (where excluded_by is null) as eligible
+                  from probed) c
+            left join (select global_seq, scope_id, seq, message_id from probed
+                       order by global_seq, scope_id desc, seq desc, message_id desc
+                       limit 1) l on true
+        ),
+        rest as materialized ({rest_scan}),
+        candidates as materialized (
+            select c.*, row_number() over w as k,
+                   count(*) filter (where c.excluded_by is null) over w as e
+            from (select * from probed union all {_judged("rest")}) c
+            window w as (order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
+                         rows between unbounded preceding and current row)
+        ),
+        -- The page ends before the first eligible candidate past `first` (proof of a next
+        -- page); everything before it was examined for this page.
+        cut as materialized (
+            select min(k) as k from candidates where excluded_by is null and e = {first_p} + 1
+        ),
+        examined as materialized (
+            select * from candidates where k < coalesce((select k from cut), {_INT_MAX})
+        ),
+        page as materialized (select * from examined where excluded_by is null),
+        audited as ({audit_row}),
+        marks as materialized (
+            select recall_search_tsquery(
+                array(select recall_without_cjk(t) from unnest({include}::text[]) as t),
+                '{{}}', true) as q
+        ),
+        hydrated as materialized (
+            select pg.k, {MESSAGE_COLUMNS},
+                   {actor_columns("a", "a_")},
+                   sc.id as s_id, sc.key as s_key, sc.kind as s_kind,
+                   sc.visibility as s_visibility, sc.name as s_name,
+                   sc.parent_id as s_parent_id, sc.root_message_id as s_root_message_id,
+                   sc.destination_audience_id as s_destination_audience_id,
+                   ts_headline('english', translate(m.body, {marks_from}, {marks_to}),
+                       (select q from marks), {options}) as marked
+            from page pg
+            join messages m on m.workspace_id = $1 and m.id = pg.message_id
+            join actors a on a.workspace_id = $1 and a.id = m.author_id
+            join scopes sc on sc.workspace_id = $1 and sc.id = m.scope_id
+        )
+        select (select count(*) from candidates) as examined_count,
+               (select k from cut) is not null as cut,
+               (select count(*) filter (where excluded_by = 'no_evidence') from examined)
+                   as no_evidence,
+               (select count(*) filter (where excluded_by = 'audience') from examined)
+                   as audience,
+               (select count(*) filter (where excluded_by = 'lineage') from examined)
+                   as lineage,
+               l.message_id as l_message_id, l.global_seq as l_global_seq,
+               l.scope_id as l_scope_id, l.seq as l_seq, l.excluded_by as l_excluded_by,
+               (select id from audited) as audit_id,
+               pg.message_id as c_message_id, pg.global_seq as c_global_seq,
+               pg.scope_id as c_scope_id, pg.seq as c_seq, pg.excluded_by as c_excluded_by,
+               h.*,
+               {REPORT_ALLOWED_AUDIENCES}
+        from (select 1) one
+        left join (select * from candidates order by k desc limit 1) l on true
+        left join page pg on true
+        left join hydrated h on h.k = pg.k
+        order by pg.k
+    """
+    rows = await db.fetch(sql, *p.values)
+    db.remember_allowed_audiences(destination, rows)
+    head = rows[0]
+    hits = [
+        PageHit(
+            _candidate(r, "c_"),
+            replace(MessageRow.of(r), author=ActorRow.of(r, "a_"), scope=ScopeRow.of(r, "s_"))
+            if r["id"] is not None
+            else None,
+            r["marked"],
+        )
+        for r in rows
+        if r["c_message_id"] is not None
+    ]
+    return PageRows(
+        hits,
+        bool(head["cut"]),
+        int(head["examined_count"]),
+        _candidate(head, "l_") if head["l_message_id"] is not None else None,
+        {rule: int(head[rule]) for rule in ("no_evidence", "audience", "lineage")},
+    )

@@ -9,6 +9,7 @@ destination, and only a turn binds one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
@@ -16,10 +17,26 @@ from app.data.eligibility import (
     eligible,
     in_perspective,
     person_destination,
+    perspective_conversations,
 )
 from app.data.executor import Executor
 from app.data.params import Params
 from app.data.tokens import hash_token, token_workspace
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """What a turn token's turn binds, read with the token: a turn is created once and never
+    changes (app.data.turns); `conversations` is the agent's membership now (it only narrows
+    historySearch's scan: the perspective is decided per row)."""
+
+    scope_id: int
+    # The scope's conversation: a thread's parent, else the scope itself.
+    conversation_id: int
+    requester_id: int
+    trigger_message_id: int | None
+    created_at: datetime
+    conversations: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +52,8 @@ class Reader:
     turn_id: int | None = None
     # The workspace's search readiness (docs/design.md, Readiness), read with the token.
     search_ready: bool = False
+    # Turn tokens: the turn, read with the token.
+    turn: TurnContext | None = None
 
     @property
     def agent_id(self) -> int | None:
@@ -71,17 +90,29 @@ class Reader:
         return membership
 
 
+# The turn's agent's conversations now; the workspace as the token names it ($2), so that on
+# Citus the subquery is routed with the rest (it folds to that constant).
+_AGENT_CONVERSATIONS = perspective_conversations(
+    "coalesce($2::bigint, t.workspace_id)", "t.actor_id"
+)
+
+
 async def reader_for_token(db: Executor, token: str) -> Reader | None:
     """The reader behind a bearer token, in one statement; None for an unknown, revoked or
     expired token, or one whose workspace or turn state is gone."""
     if not token or len(token) > 200:
         return None
+    workspace_id = token_workspace(token)
     row = await db.fetchrow(
-        """
+        f"""
         select t.workspace_id, t.kind, t.actor_id, t.turn_id, w.default_namespace_id,
                a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
                coalesce(r.migrated and r.backfilled and r.finalized and r.read_ready, false)
-                   as search_ready
+                   as search_ready,
+               tu.scope_id as turn_scope_id, coalesce(ts.parent_id, ts.id) as turn_conversation,
+               tu.requester_id as turn_requester_id, tu.trigger_message_id as turn_trigger_id,
+               tu.created_at as turn_created_at,
+               case when tu.id is not null then {_AGENT_CONVERSATIONS} end as turn_conversations
         from tokens t
         join workspaces w on w.id = t.workspace_id
         left join search_readiness r on r.workspace_id = t.workspace_id
@@ -89,11 +120,12 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
             and tu.id = t.turn_id and tu.agent_id = t.actor_id
         left join audiences a on a.workspace_id = tu.workspace_id
             and a.id = tu.destination_audience_id
+        left join scopes ts on ts.workspace_id = tu.workspace_id and ts.id = tu.scope_id
         where ($2::bigint is null or t.workspace_id = $2) and t.token_hash = $1
             and t.revoked_at is null and (t.expires_at is null or t.expires_at > now())
         """,
         hash_token(token),
-        token_workspace(token),
+        workspace_id,
     )
     if row is None:
         return None
@@ -113,4 +145,14 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
     if row["dest_ns"] is None:
         return None
     destination = Destination(ws, row["dest_kind"], row["dest_ns"], tuple(row["dest_readers"]))
-    return Reader(ws, "turn", actor, destination, row["turn_id"], ready)
+    turn = None
+    if row["turn_conversation"] is not None:  # else its scope is gone: the surfaces refuse
+        turn = TurnContext(
+            row["turn_scope_id"],
+            row["turn_conversation"],
+            row["turn_requester_id"],
+            row["turn_trigger_id"],
+            row["turn_created_at"],
+            tuple(row["turn_conversations"]),
+        )
+    return Reader(ws, "turn", actor, destination, row["turn_id"], ready, turn)

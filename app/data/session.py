@@ -131,32 +131,34 @@ class Session:
 
     @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[None]:
-        """A transaction on this session's connection (statements inside still count).
+        """A transaction on this session's connection. BEGIN and COMMIT (or ROLLBACK) are
+        statements too, each a round trip: counted and timed like any other.
 
         Root fields of one request resolve concurrently (two aliased searches, a search next to
         searchStatus), so transactions take turns (one open at a time) and BEGIN/COMMIT wait
         for the statement in flight like any statement does.
         """
         async with self._transaction_lock:
-            async with self._lock:
-                conn = await self._connection()
+            async with self._statement() as conn:
                 tx = conn.transaction(readonly=readonly)
-                with self._translated():
-                    await tx.start()
+                await tx.start()
             try:
                 yield
             except BaseException:
                 async with self._lock:
+                    self.statements += 1
+                    started = time.perf_counter()
                     try:
                         await tx.rollback()
                     except (*_UNREACHABLE, asyncpg.PostgresError):
                         # A connection whose statement was cancelled or lost cannot roll
                         # back; discarding it ends the transaction on the server.
                         self.broken = True
+                    finally:
+                        self.database_seconds += time.perf_counter() - started
                 raise
-            async with self._lock:
-                with self._translated():
-                    await tx.commit()
+            async with self._statement():
+                await tx.commit()
 
     async def close(self) -> None:
         context.observe_session(self.statements, self.database_seconds)

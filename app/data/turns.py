@@ -7,13 +7,14 @@ never from request arguments.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
+from app.data.audit import SearchAudit, audit_insert
 from app.data.eligibility import (
     Destination,
     eligible,
@@ -21,6 +22,7 @@ from app.data.eligibility import (
     perspective_conversations,
 )
 from app.data.executor import Executor
+from app.data.params import Params
 from app.data.session import Session
 
 
@@ -240,18 +242,65 @@ async def evidence_ids(db: Session, workspace_id: int, turn_id: int) -> list[int
     return [r["message_id"] for r in rows]
 
 
-async def add_evidence(db: Session, workspace_id: int, turn_id: int, ids: Sequence[int]) -> None:
-    """Persist what a search showed. Idempotent: a message already in the ledger stays once."""
-    await db.execute(
-        """
-        insert into turn_evidence (workspace_id, turn_id, message_id)
-        select $1, $2, x from unnest($3::bigint[]) as x
-        on conflict do nothing
-        """,
+async def lock_turn_row(db: Session, workspace_id: int, turn_id: int, agent_id: int) -> bool:
+    """Lock the turn's row until the end of the transaction; False if there is no such turn."""
+    found = await db.fetchval(
+        "select t.id from turns t where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3"
+        " for update",
         workspace_id,
         turn_id,
-        list(ids),
+        agent_id,
     )
+    return found is not None
+
+
+async def record_shown(
+    db: Session,
+    *,
+    workspace_id: int,
+    turn_id: int,
+    agent_id: int,
+    version: str,
+    message_ids: Sequence[int],
+    audit: SearchAudit,
+    selected: Sequence[Mapping[str, Any]],
+    exclusions: Mapping[str, int],
+) -> bool:
+    """What a historySearch showed joins the turn's ledger, and its audit row is written, in one
+    statement, if the turn's row is still at `version` (its xmin when the search read the
+    ledger); False, writing nothing, if another search of the turn recorded in between. Each
+    recording rewrites the turn's row (a no-op update: a turn never changes), so a new version
+    is exactly "the ledger may have grown". The UPDATE waits for a concurrent recording and
+    then re-checks the version on the row it committed (READ COMMITTED's recheck), where a
+    SELECT ... FOR UPDATE would go on with a ledger read before the wait."""
+    p = Params([workspace_id, turn_id, agent_id, version])
+    ids = p.add(list(message_ids))
+    audited = audit_insert(
+        p,
+        audit,
+        selected=f"{p.add([dict(s) for s in selected])}::jsonb",
+        exclusions=f"{p.add(dict(exclusions))}::jsonb",
+        source="turn",
+    )
+    row = await db.fetchrow(
+        f"""
+        with turn as (
+            update turns t set window_size = t.window_size
+            where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3 and t.xmin::text = $4
+            returning t.id
+        ),
+        added as (
+            insert into turn_evidence (workspace_id, turn_id, message_id)
+            select $1, t.id, x from turn t cross join unnest({ids}::bigint[]) as x
+            on conflict do nothing
+        ),
+        audited as ({audited})
+        select (select count(*) from turn) = 1 as recorded, (select id from audited) as audit_id
+        """,
+        *p.values,
+    )
+    assert row is not None
+    return bool(row["recorded"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,12 +95,18 @@ class Ledger:
 
     def record(self, shown: Sequence[Shown]) -> list[int]:
         """Every message shown, in result order and deduplicated; the ledger now holds them."""
-        ids: list[int] = []
-        seen: set[int] = set()
-        for item in shown:
-            for message_id in item.message_ids():
-                if message_id not in seen:
-                    seen.add(message_id)
-                    ids.append(message_id)
+        ids = shown_ids(shown)
         self.evidence.update(ids)
         return ids
+
+
+def shown_ids(shown: Sequence[Shown]) -> list[int]:
+    """Every message shown, in result order and deduplicated."""
+    ids: list[int] = []
+    seen: set[int] = set()
+    for item in shown:
+        for message_id in item.message_ids():
+            if message_id not in seen:
+                seen.add(message_id)
+                ids.append(message_id)
+    return ids

@@ -1,24 +1,29 @@
 """One historySearch: bound by the turn, authorized in SQL, ledgered and audited together.
 
-Order of work, all inside one transaction that holds the turn's row lock:
-  1. one statement: the examined window (the newest matches in the agent's perspective, at
-     most ranking.WINDOW), its exclusion counts, and the ranked page of its eligible rows
-     (eligibility and perspective in WHERE clauses, before ranking and LIMIT),
-  2. the neighbors of its hits (one batched statement, same fragments),
-  3. the shown messages join the turn's evidence, and
-  4. the audit row is written, with the counts and how many matches were examined.
-If any step fails, nothing of the search is kept: no evidence without its audit row, and no
-result without its evidence, because a reply's provenance must include everything it saw.
+The turn's details come with the token (app.data.readers.TurnContext). Then two statements:
+  1. the examined window (the newest matches in the agent's perspective, at most
+     ranking.WINDOW), its exclusion counts, the ranked page of its eligible rows (eligibility
+     and perspective in WHERE clauses, before ranking and LIMIT), the neighbors of the page's
+     hits (same fragments), and the turn's ledger with the version of the turn's row;
+  2. if the turn's row is still at that version (no other search of the turn recorded in
+     between), the shown messages join the turn's evidence and the audit row is written, with
+     the counts and how many matches were examined, atomically (app.data.turns.record_shown);
+     if it is not, the search runs again on the grown ledger.
+Nothing is shown unless step 2 succeeded: no evidence without its audit row, and no result
+without its evidence, because a reply's provenance must include everything it saw. The
+ledger's room is decided on the ledger step 2 checks, so its ceiling holds however many
+searches of one turn run at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from app.data import turns
-from app.data.audit import query_digest, record_search
+from app.data.audit import SearchAudit, query_digest
+from app.data.eligibility import Destination
 from app.data.history_neighbors import Neighbors
 from app.data.history_search import (
     PageRequest,
@@ -27,18 +32,17 @@ from app.data.history_search import (
     SearchRows,
     search,
 )
+from app.data.readers import TurnContext
 from app.data.session import Session
-from app.errors import BadUserInput, Forbidden
+from app.errors import BadUserInput, Forbidden, ServiceUnavailable
 from app.history import presentation, ranking
 from app.history.cursor import Position, binding, decode_cursor, encode_cursor
-from app.history.ledger import Ledger, Shown
+from app.history.ledger import Ledger, Shown, shown_ids
 from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
 MAX_FIRST = 20
 SPEAKERS = ("ANYONE", "REQUESTER", "YOU")
-
-NeighborLoader = Callable[[list[int]], Awaitable[Sequence[Neighbors]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +88,11 @@ async def history_search(
     *,
     workspace_id: int,
     agent_id: int,
+    destination: Destination | None,
+    turn: TurnContext | None,
     ledger: Ledger,
     request: HistoryRequest,
     master_key: str | None,
-    load_neighbors: NeighborLoader,
     search_ready: bool,
 ) -> HistoryResult:
     if not 1 <= request.first <= MAX_FIRST:
@@ -101,62 +106,74 @@ async def history_search(
     bound_to = binding(ledger.turn_id, parsed.normalized, request.speaker, since, until)
     after = decode_cursor(request.after, bound_to) if request.after else None
     ensure_read_ready(search_ready)
+    if turn is None or destination is None:
+        raise Forbidden("this turn is gone")
 
-    async with ledger.lock, db.transaction():
-        turn = await turns.lock_turn(db, workspace_id, ledger.turn_id, agent_id)
-        if turn is None:
+    author = {"REQUESTER": turn.requester_id, "YOU": agent_id}.get(request.speaker)
+    filters = SearchFilters(
+        agent_id, ledger.turn_id, turn.trigger_message_id, turn.conversations, parsed.include,
+        parsed.exclude, author, since, until,
+    )  # fmt: skip
+    rank = RankInputs(
+        turn.created_at,
+        turn.requester_id,
+        turn.conversation_id,
+        ranking.RECENCY_WEIGHT,
+        ranking.RECENCY_DAYS,
+        ranking.REQUESTER_SPOKE_WEIGHT,
+        ranking.SAME_CONVERSATION_WEIGHT,
+        ranking.K1,
+        ranking.B,
+        ranking.PROXIMITY_WEIGHT,
+        ranking.CONTEXT_SHARE,
+        ranking.CONTEXT_TOP,
+    )
+    position = (after.score, after.message_id) if after else None
+    # The largest page the request allows, and one more; the ledger's room cuts it below.
+    page = PageRequest(position, request.first + 1, ranking.WINDOW, bound_to)
+    digest = query_digest(master_key, parsed.normalized)
+    audit_destination = destination.describe()
+
+    async def attempt() -> tuple[str, list[Shown], list[int], bool] | None:
+        """Search, then record what is shown; None if another search of the turn recorded in
+        between (nothing of this one was kept)."""
+        found: SearchRows = await search(db, destination, filters, rank, page)
+        if found.turn_version is None:
             raise Forbidden("this turn is gone")
-        ledger.evidence = set(turn.evidence)
-        author = {"REQUESTER": turn.requester_id, "YOU": turn.agent_id}.get(request.speaker)
-        filters = SearchFilters(
-            agent_id, turn.id, turn.trigger_message_id, turn.conversations, parsed.include,
-            parsed.exclude, author, since, until,
-        )  # fmt: skip
+        ledger.evidence = set(found.evidence)
         size = ledger.page_size(request.first)
-        rank = RankInputs(
-            turn.created_at,
-            turn.requester_id,
-            turn.conversation_id,
-            ranking.RECENCY_WEIGHT,
-            ranking.RECENCY_DAYS,
-            ranking.REQUESTER_SPOKE_WEIGHT,
-            ranking.SAME_CONVERSATION_WEIGHT,
-            ranking.K1,
-            ranking.B,
-            ranking.PROXIMITY_WEIGHT,
-            ranking.CONTEXT_SHARE,
-            ranking.CONTEXT_TOP,
-        )
-        position = (after.score, after.message_id) if after else None
-        # With the budget spent the page is empty, but the window is still counted and audited.
-        page = PageRequest(position, size + 1 if size > 0 else 0, ranking.WINDOW, bound_to)
-        found: SearchRows = await search(db, turn.destination, filters, rank, page)
-        hits, counts = found.hits, found.counts
+        hits = found.hits[: size + 1] if size > 0 else []
         more = len(hits) > size
         hits = hits[:size]
-        around = await load_neighbors([h.message.id for h in hits]) if hits else []
+        around = [found.neighbors.get(h.message.id, Neighbors((), ())) for h in hits]
         shown = ledger.fit(hits, around)
         more = more or len(shown) < len(hits)
-        message_ids = ledger.record(shown)
-        await turns.add_evidence(db, workspace_id, turn.id, message_ids)
+        message_ids = shown_ids(shown)
         status = "OK" if size > 0 else "BUDGET_EXHAUSTED"
-        await record_search(
+        counts = found.counts
+        recorded = await turns.record_shown(
             db,
             workspace_id=workspace_id,
-            surface="history_search",
-            actor_id=agent_id,
-            turn_id=turn.id,
-            query_digest=query_digest(master_key, parsed.normalized),
-            filters={
-                "speaker": request.speaker,
-                "since": since.isoformat() if since else None,
-                "until": until.isoformat() if until else None,
-                "first": request.first,
-                "page_size": size,
-                "after": after is not None,
-                "status": status,
-            },
-            destination=turn.destination.describe(),
+            turn_id=ledger.turn_id,
+            agent_id=agent_id,
+            version=found.turn_version,
+            message_ids=message_ids,
+            audit=SearchAudit(
+                "history_search",
+                agent_id,
+                ledger.turn_id,
+                digest,
+                {
+                    "speaker": request.speaker,
+                    "since": since.isoformat() if since else None,
+                    "until": until.isoformat() if until else None,
+                    "first": request.first,
+                    "page_size": size,
+                    "after": after is not None,
+                    "status": status,
+                },
+                audit_destination,
+            ),
             selected=[
                 {
                     "message_id": s.hit.message.id,
@@ -176,6 +193,24 @@ async def history_search(
                 "window": ranking.WINDOW,
             },
         )
+        if not recorded:
+            return None
+        ledger.record(shown)
+        return status, shown, message_ids, more
+
+    async with ledger.lock:
+        outcome = await attempt()
+        if outcome is None:
+            # Another search of this turn recorded between this one's two statements. Again,
+            # holding the turn's row lock, so that it cannot happen twice: the search then
+            # reads the ledger as the last recording left it.
+            async with db.transaction():
+                if not await turns.lock_turn_row(db, workspace_id, ledger.turn_id, agent_id):
+                    raise Forbidden("this turn is gone")
+                outcome = await attempt()
+        if outcome is None:
+            raise ServiceUnavailable("the turn changed while it was searched; try again")
+    status, shown, message_ids, more = outcome
 
     views = [_view(s, bound_to, turn.created_at, parsed.include) for s in shown]
     return HistoryResult(status, views, message_ids, more, views[-1].cursor if views else None)

@@ -1,30 +1,31 @@
-"""One messageSearch: parsed, bound, scanned, paged, audited and hydrated in one transaction.
+"""One messageSearch: parsed, bound, then scanned, paged, audited and hydrated in one statement.
 
 Order of work:
   1. the query is parsed and the filters (decoded ids, the time bounds in UTC) bound into the cursor's binding, so a
      cursor from any other search is INVALID_CURSOR before anything is read;
   2. the readiness gate (SEARCH_UNAVAILABLE until the workspace's index is complete);
-  3. inside one transaction: the bounded, authorized candidate scan (app.data.message_search),
-     the page (app.search.paging), the audit row, hydration through the caller's loader (which
-     authorizes again) and the highlights of what loaded.
+  3. one statement (app.data.message_search.search_page): the bounded, authorized candidate
+     scan, the page (decided as app.search.paging.page_of decides it), the audit row, and the
+     page's messages (authorized again) with their highlights; the caller's `remember` keeps
+     what loaded for the rest of the request (the loaders' cache).
 A failed audit write fails the search: nothing is shown that was not audited.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.data.audit import query_digest, record_search
+from app.data.audit import SearchAudit, query_digest
 from app.data.message_search import (
     After,
     AuthorCondition,
+    Candidate,
     CandidateQuery,
     ScopeCondition,
-    headlines,
-    scan_for_page,
+    search_page,
 )
 from app.data.readers import Reader
 from app.data.rows import MessageRow
@@ -32,7 +33,7 @@ from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
 from app.search.cursor import binding, decode_cursor, encode_cursor
 from app.search.highlights import Range, highlight_ranges
-from app.search.paging import budget_for, page_of, position_of
+from app.search.paging import budget_for, page_decided, position_of
 from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
@@ -41,8 +42,6 @@ DEFAULT_FIRST = 20
 
 # The id type each author kind names: an id of another type is well-formed but matches nothing.
 _AUTHOR_ID_TYPE = {"member": "Member", "agent": "Agent", "member_agents": "Member"}
-
-MessageLoader = Callable[[list[int]], Awaitable[Sequence[MessageRow | None]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +91,7 @@ async def message_search(
     request: MessageSearchRequest,
     *,
     master_key: str | None,
-    load_messages: MessageLoader,
+    remember: Callable[[MessageRow], None] | None = None,
 ) -> MessageSearchResult:
     if reader.kind != "member" or reader.destination is None:
         raise Forbidden("messageSearch needs a member token")
@@ -126,51 +125,49 @@ async def message_search(
 
     ensure_read_ready(reader.search_ready)
     budget = budget_for(first)
-    # The read and its audit row share one transaction: a failed audit write fails the search.
-    async with db.transaction():
-        candidates = await scan_for_page(
-            db,
-            CandidateQuery(
-                reader.destination.params(),
-                parsed.include,
-                parsed.exclude,
-                scope=scope,
-                author=author,
-                since=since,
-                until=until,
-            ),
-            after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
-            if start
-            else None,
-            first=first,
-            budget=budget,
-        )
-        page = page_of(candidates, first, budget)
-        await record_search(
-            db,
-            workspace_id=reader.workspace_id,
+    # One statement (no transaction needed: it is atomic): the scan, the page, its audit row,
+    # and the page's messages and highlights. A failed audit write fails the search.
+    found = await search_page(
+        db,
+        CandidateQuery(
+            reader.destination.params(),
+            parsed.include,
+            parsed.exclude,
+            scope=scope,
+            author=author,
+            since=since,
+            until=until,
+        ),
+        after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
+        if start
+        else None,
+        first=first,
+        budget=budget,
+        audit=SearchAudit(
             surface="message_search",
             actor_id=reader.actor_id,
             turn_id=None,
             query_digest=query_digest(master_key, parsed.normalized),
             filters={**filters, "first": first, "continued": start is not None},
             destination=reader.destination.describe(),
-            selected=[{"message_id": h.message_id} for h in page.hits],
-            exclusions=page.exclusions,
-        )
-        # Hydration authorizes again (the loader applies the same eligibility); a hit that no
-        # longer loads is left out rather than shown from the index.
-        rows = await load_messages([h.message_id for h in page.hits])
-        loaded = [(h, r) for h, r in zip(page.hits, rows, strict=True) if r is not None]
-        marked = await headlines(db, [r.body for _, r in loaded], parsed.include)
-
+        ),
+    )
+    page = page_decided(found, budget)
+    # Hydration authorized again (the same eligibility fragment, in the same statement); a
+    # hit that no longer loads is left out rather than shown from the index.
+    loaded: list[tuple[Candidate, MessageRow, str | None]] = []
+    for h in found.hits:
+        if h.message is not None:
+            loaded.append((h.candidate, h.message, h.marked))
+            if remember is not None:
+                remember(h.message)
     hits = [
         MessageHit(
             cursor=encode_cursor(position_of(hit), bound_to),
             message=row,
             highlights=highlight_ranges(row.body, mark, parsed.include),
         )
-        for (hit, row), mark in zip(loaded, marked, strict=True)
+        for hit, row, mark in loaded
     ]
     return MessageSearchResult(
         hits=hits,

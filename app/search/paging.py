@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.data.message_search import Candidate
+from app.data.message_search import Candidate, PageRows
 from app.search.cursor import Position
 
 EXCLUSION_RULES = ("no_evidence", "audience", "lineage")
@@ -55,6 +55,21 @@ def page_of(candidates: Sequence[Candidate], first: int, budget: int) -> Page:
         last = candidates[-1]
         # Past an invisible candidate only its global_seq is kept (app.search.cursor explains
         # why that is the same position and why the rest must not be revealed).
+        end = position_of(last) if last.excluded_by is None else Position(last.global_seq)
+        return Page(hits, True, True, end, exclusions)
+    return Page(hits, False, False, position_of(hits[-1]) if hits else None, exclusions)
+
+
+def page_decided(rows: PageRows, budget: int) -> Page:
+    """The Page of a page decided in SQL (app.data.message_search.search_page, which computes
+    page_of's cut in the statement): the same hits, flags, end and exclusions page_of gives for
+    the candidates that statement read."""
+    hits = [h.candidate for h in rows.hits]
+    exclusions = {rule: rows.exclusions.get(rule, 0) for rule in EXCLUSION_RULES}
+    if rows.cut:
+        return Page(hits, True, False, position_of(hits[-1]), exclusions)
+    if rows.examined >= budget and rows.last is not None:
+        last = rows.last
         end = position_of(last) if last.excluded_by is None else Position(last.global_seq)
         return Page(hits, True, True, end, exclusions)
     return Page(hits, False, False, position_of(hits[-1]) if hits else None, exclusions)

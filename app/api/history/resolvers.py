@@ -5,12 +5,9 @@ which destination: a turn token for searching and replying, an agent token for s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from app.api.context import Info
 from app.api.ids import expect_id
 from app.data import turns
-from app.data.history_neighbors import Neighbors
 from app.data.rows import MessageRow
 from app.data.turns import AuditRow, TurnRow
 from app.errors import Forbidden
@@ -32,20 +29,16 @@ async def resolve_history_search(info: Info, request: HistoryRequest) -> History
     ledger = turn_ledger(info)
     context = info.context
     master = context.settings.master_key
-
-    async def load_neighbors(ids: list[int]) -> Sequence[Neighbors]:
-        found = await context.loaders.neighbors_by_hit.load_many(ids)
-        return [n or Neighbors((), ()) for n in found]
-
     return await history_search(
         context.db,
         workspace_id=context.reader.workspace_id,
         agent_id=context.reader.actor_id,
+        destination=context.reader.destination,
+        turn=context.reader.turn,
         search_ready=context.reader.search_ready,
         ledger=ledger,
         request=request,
         master_key=master.get_secret_value() if master else None,
-        load_neighbors=load_neighbors,
     )
 
 

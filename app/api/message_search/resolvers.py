@@ -49,7 +49,7 @@ async def resolve_message_search(
             until=until,
         ),
         master_key=master.get_secret_value() if master else None,
-        load_messages=ctx.loaders.message_by_id.load_many,
+        remember=ctx.loaders.remember_message,
     )
 
 
