@@ -27,7 +27,7 @@ import re
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from io import StringIO
@@ -113,6 +113,10 @@ class Outcome:
     eligible_grades: dict[str, int] = field(default_factory=dict)
     ineligible_hits: list[str] = field(default_factory=list)
     why: list[dict[str, float]] = field(default_factory=list)
+    # historySearch's scores, in its order (eval.semantic fuses them with a semantic list).
+    scores: list[float] = field(default_factory=list)
+    # The turn's eligible messages (what the baselines rank).
+    docs: list[Doc] = field(default_factory=list)
 
 
 # --- metrics ---------------------------------------------------------------------------------
@@ -187,7 +191,18 @@ def _shifted(fixture: dict[str, Any], anchor: datetime, now: datetime) -> dict[s
     return fixture
 
 
-async def run(dsn: str, keep: bool, tune: bool = False, ablate: bool = False) -> list[Outcome]:
+# What to do on the imported database instead of the plain run (eval.semantic's experiment):
+# called with the connection, the database's DSN and the queries.
+OnDatabase = Callable[[asyncpg.Connection, str, list[dict[str, Any]]], Awaitable[list[Outcome]]]
+
+
+async def run(
+    dsn: str,
+    keep: bool,
+    tune: bool = False,
+    ablate: bool = False,
+    on_database: OnDatabase | None = None,
+) -> list[Outcome]:
     fixture = json.loads((DATA / "fixture.json").read_text())
     spec = json.loads((DATA / "queries.json").read_text())
     anchor = datetime.fromisoformat(spec["anchor"])
@@ -203,6 +218,8 @@ async def run(dsn: str, keep: bool, tune: bool = False, ablate: bool = False) ->
             await conn.execute(_PLAIN_DOCUMENT)
             await import_fixture(conn, _shifted(fixture, anchor, now), StringIO())
             await conn.execute("analyze")
+            if on_database is not None:
+                return await on_database(conn, target, spec["queries"])
             if ablate:
                 await _ablate(conn, target, spec["queries"])
                 return []
@@ -303,7 +320,11 @@ async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]
 
 
 async def _queries(
-    conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]], baselines: bool = True
+    conn: asyncpg.Connection,
+    dsn: str,
+    queries: list[dict[str, Any]],
+    baselines: bool = True,
+    first: int = K,
 ) -> list[Outcome]:
     from app.data.tokens import issue_actor_token
 
@@ -345,12 +366,14 @@ async def _queries(
                 docs = eligible_of[turn_key]
                 keys = {d.key for d in docs}
                 data = await gql(
-                    SEARCH, {"q": q["query"], "first": K}, started["startTurn"]["token"]
+                    SEARCH, {"q": q["query"], "first": first}, started["startTurn"]["token"]
                 )
                 edges = data["historySearch"]["edges"]
                 out = Outcome(q)
                 out.ranked["recall"] = [e["node"]["message"]["key"] for e in edges]
                 out.why = [{c["name"]: c["value"] for c in e["node"]["why"]} for e in edges]
+                out.scores = [e["node"]["score"] for e in edges]
+                out.docs = docs
                 shown = out.ranked["recall"] + [
                     n["key"] for e in edges for n in e["node"]["before"] + e["node"]["after"]
                 ]
