@@ -202,6 +202,7 @@ async def run(
     tune: bool = False,
     ablate: bool = False,
     on_database: OnDatabase | None = None,
+    only: Sequence[str] = (),
 ) -> list[Outcome]:
     fixture = json.loads((DATA / "fixture.json").read_text())
     spec = json.loads((DATA / "queries.json").read_text())
@@ -224,7 +225,8 @@ async def run(
                 await _ablate(conn, target, spec["queries"])
                 return []
             if tune:
-                await _tune(conn, target, [q for q in spec["queries"] if q["split"] == "tuning"])
+                tuning = [q for q in spec["queries"] if q["split"] == "tuning"]
+                await _tune(conn, target, tuning, only)
                 return []
             return await _queries(conn, target, spec["queries"])
         finally:
@@ -245,6 +247,8 @@ GRID: dict[str, list[float]] = {
     "PROXIMITY_WEIGHT": [0.0, 1.0, 2.0, 4.0, 8.0],
     "CONTEXT_SHARE": [0.0, 0.5, 0.6, 0.7, 0.8, 0.9],
     "CONTEXT_TOP": [0, 1, 2, 3, 5],
+    "FOLLOW_UP_SHARE": [0.4, 0.7, 0.9, 1.0, 1.05, 1.1],
+    "SUPERSEDES_SHARE": [0.0, 0.5, 0.8, 1.0, 1.05, 1.2],
     "RECENCY_WEIGHT": [0.0, 0.02, 0.05, 0.1, 0.2],
     "RECENCY_DAYS": [7.0, 30.0, 90.0],
     "REQUESTER_SPOKE_WEIGHT": [0.0, 0.01, 0.03, 0.1],
@@ -300,7 +304,9 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
     history_search._SEARCH = sql
 
 
-async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]]) -> None:
+async def _tune(
+    conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]], only: Sequence[str] = ()
+) -> None:
     from app.history import ranking
 
     async def score() -> float:
@@ -310,6 +316,8 @@ async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]
 
     print(f"committed: tuning nDCG@10 {await score():.4f}")
     for name, values in GRID.items():
+        if only and name not in only:
+            continue
         kept = getattr(ranking, name)
         cells = []
         for v in values:
@@ -503,13 +511,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--ablate", action="store_true", help="the ranking with each signal taken out, both halves"
     )
+    parser.add_argument(
+        "--only", default="", help="with --tune: the comma-separated weights to walk (all)"
+    )
     args = parser.parse_args(argv)
     dsn = resolve_database_url(Settings())
     if args.ablate:
         asyncio.run(run(dsn, args.keep, ablate=True))
         return
     if args.tune:
-        asyncio.run(run(dsn, args.keep, tune=True))
+        only = [n for n in args.only.split(",") if n]
+        asyncio.run(run(dsn, args.keep, tune=True, only=only))
         return
     started = time.perf_counter()
     outcomes = asyncio.run(run(dsn, args.keep))

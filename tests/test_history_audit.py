@@ -64,6 +64,7 @@ async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
     assert set(row["selected"][0]["why"]) == {
         "lexical",
         "proximity",
+        "supersedes",
         "recency",
         "requester_spoke",
         "same_conversation",

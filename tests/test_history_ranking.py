@@ -29,7 +29,10 @@ async def test_more_words_closer_together_rank_higher_and_why_sums_to_score(
     for edge in result["edges"]:
         node = edge["node"]
         names = [c["name"] for c in node["why"]]
-        assert names == ["lexical", "proximity", "recency", "requester_spoke", "same_conversation"]
+        assert names == [
+            "lexical", "proximity", "supersedes", "recency", "requester_spoke",
+            "same_conversation",
+        ]  # fmt: skip
         assert sum(c["value"] for c in node["why"]) == pytest.approx(node["score"], abs=1e-12)
     scores = [e["node"]["score"] for e in result["edges"]]
     assert scores == sorted(scores, reverse=True)

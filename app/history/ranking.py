@@ -51,6 +51,12 @@ CONTEXT_SHARE = 0.4
 # ... and so does a message around one of the best few matches of any kind (0: identifier
 # matches only; on the tuning half 3 was worth 0.03 nDCG@10).
 CONTEXT_TOP = 3
+# What follows an exact identifier match in its thread (or, sharing a word with it, among its
+# neighbors) is raised to this share of the match's score.
+FOLLOW_UP_SHARE = 1.05
+# A later message in the same conversation that says it changes something and shares a matched
+# word with one of the best earlier candidates: raised to this share of that one's lexical.
+SUPERSEDES_SHARE = 1.05
 # Recency decays with the age of the message at the turn's start:
 # weight × best lexical × exp(-days / DAYS).
 RECENCY_WEIGHT = 0.05

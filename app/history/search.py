@@ -126,6 +126,8 @@ async def history_search(
             ranking.PROXIMITY_WEIGHT,
             ranking.CONTEXT_SHARE,
             ranking.CONTEXT_TOP,
+            ranking.FOLLOW_UP_SHARE,
+            ranking.SUPERSEDES_SHARE,
         )
         position = (after.score, after.message_id) if after else None
         # With the budget spent the page is empty, but the window is still counted and audited.

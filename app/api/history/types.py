@@ -43,7 +43,10 @@ class HistorySearchStatus(Enum):
 @strawberry.type(description="One ranking feature of a hit; a hit's components sum to its score.")
 class ScoreComponent:
     name: str = strawberry.field(
-        description="`lexical`, `proximity`, `recency`, `requester_spoke` or `same_conversation`."
+        description=(
+            "`lexical`, `proximity`, `supersedes`, `recency`, `requester_spoke` or"
+            " `same_conversation`."
+        )
     )
     value: float = strawberry.field(description="Its contribution to the score (0 or more).")
 
