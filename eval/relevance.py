@@ -249,6 +249,7 @@ GRID: dict[str, list[float]] = {
     "CONTEXT_TOP": [0, 1, 2, 3, 5],
     "FOLLOW_UP_SHARE": [0.4, 0.7, 0.9, 1.0, 1.05, 1.1],
     "SUPERSEDES_SHARE": [0.0, 0.5, 0.8, 1.0, 1.05, 1.2],
+    "ASKS_WEIGHT": [0.0, 0.05, 0.1, 0.2, 0.3],
     "RECENCY_WEIGHT": [0.0, 0.02, 0.05, 0.1, 0.2],
     "RECENCY_DAYS": [7.0, 30.0, 90.0],
     "REQUESTER_SPOKE_WEIGHT": [0.0, 0.01, 0.03, 0.1],

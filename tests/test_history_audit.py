@@ -65,6 +65,7 @@ async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
         "lexical",
         "proximity",
         "supersedes",
+        "asks",
         "recency",
         "requester_spoke",
         "same_conversation",

@@ -14,8 +14,9 @@ Parameters ($1-$4 are the destination, see eligibility.py):
   $25 the destination's allowed audiences if this request already has them, else NULL
   $26-$30 word weighting and context: k1, b, proximity weight, context share, context top
   $31 the search's cursor binding (its weights are kept per turn and binding)
-  $32 the share raising what follows an exact identifier match
+  $32 the share raising what follows a match (its thread's later replies, later neighbors)
   $33 the share raising a message that revises an earlier one (0: off)
+  $34 the share of its lexical score a question or a request to an agent loses (0: off)
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class RankInputs:
     context_top: int
     follow_up_share: float
     supersedes_share: float
+    asks_weight: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,8 +280,7 @@ ident_sources as materialized (
     order by x.lexical desc, x.id desc limit {CONTEXT_SOURCES}
 ),
 sources as materialized (
-    select l.id, l.lexical, m.scope_id, m.seq, m.created_at, s.kind, s.root_message_id,
-           l.id in (select x.id from ident_sources x) as ident, l.tsv
+    select l.id, l.lexical, m.scope_id, m.seq, m.created_at, s.kind, s.root_message_id, l.tsv
     from lexed l
     join messages m on m.workspace_id = $1 and m.id = l.id
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
@@ -289,22 +290,23 @@ sources as materialized (
         (select x.id from lexed x order by x.lexical desc, x.id desc limit $30))
     union all
     select m.id, (e.value->>1)::float8, m.scope_id, m.seq, m.created_at, s.kind,
-           s.root_message_id, coalesce((e.value->>2)::boolean, false),
-           coalesce(d.tsv, ''::tsvector)
+           s.root_message_id, coalesce(d.tsv, ''::tsvector)
     from frozen f
     cross join jsonb_array_elements(f.weights->'sources') e
     join messages m on m.workspace_id = $1 and m.id = (e.value->>0)::bigint
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     left join search_documents d on d.workspace_id = $1 and d.message_id = m.id
 ),
--- A pulled-in message is raised to a share of its source's lexical score: CONTEXT_SHARE ($29),
--- or FOLLOW_UP_SHARE ($32) for what follows an exact identifier match in its thread or
--- among its neighbors — the cause and the fix written after the error code was quoted.
--- A neighbor in the channel (not the thread) must share a word with its source: the next
--- message in a busy channel is as often another topic.
+-- A pulled-in message is raised to a share of its source's lexical score: FOLLOW_UP_SHARE ($32)
+-- for the replies that follow it in its thread (or in the thread it roots: the cause and the
+-- fix written after the report, the answer after the question), CONTEXT_SHARE ($29) for the
+-- rest (its thread's root and earlier replies, its neighbors in the channel). A neighbor must
+-- share a word with its source: the next message in a busy channel is as often another topic,
+-- and one that is not a reply is not raised above the match (one shared common word is not
+-- the same exchange).
 around as materialized (
-    select c.id, max(src.lexical * case when src.ident and c.after then $32::float8
-                                        else $29::float8 end) as raised
+    select c.id, max(src.lexical * case when c.after then $32::float8 else $29::float8 end)
+        as raised
     from sources src
     cross join lateral (
         (select m.id, (src.kind <> 'thread' or m.seq > src.seq) as after from messages m
@@ -317,7 +319,7 @@ around as materialized (
         union
         select src.root_message_id, false where src.root_message_id is not null
         union
-        (select m.id, m.seq > src.seq from messages m
+        (select m.id, false from messages m
          join search_documents d on d.workspace_id = $1 and d.message_id = m.id
          where m.workspace_id = $1 and m.scope_id = src.scope_id
          and m.seq between src.seq - {CONTEXT_NEIGHBORS} and src.seq + {CONTEXT_NEIGHBORS}
@@ -379,6 +381,10 @@ revisions as materialized (
     select (e.value->>0)::bigint, (e.value->>1)::float8
     from frozen f cross join jsonb_array_elements(coalesce(f.weights->'revisions', '[]')) e
 ),
+agent_names as materialized (
+    select coalesce(array_agg(lower(g.name)), '{{}}') as names from actors g
+    where $34::float8 <> 0 and g.workspace_id = $1 and g.kind = 'agent'
+),
 -- "Where were *we* talking": decided once per scope of the candidates, not once per message
 -- (and not at all while its weight is 0: the condition folds to a constant in a custom plan).
 requester_spoke as materialized (
@@ -399,7 +405,7 @@ saved as (
         'idf', (select coalesce(jsonb_object_agg(lexeme, idf), '{{}}') from weights),
         'avgdl', (select avgdl from corpus),
         'top', (select top from scale),
-        'sources', (select coalesce(jsonb_agg(jsonb_build_array(id, lexical, ident)), '[]')
+        'sources', (select coalesce(jsonb_agg(jsonb_build_array(id, lexical)), '[]')
                     from sources),
         'revisions', (select coalesce(jsonb_agg(jsonb_build_array(id, revised)), '[]')
                       from revisions))
@@ -412,6 +418,11 @@ scored as (
             then $28::float8 * ts_rank_cd(c.tsv, {_ALL_WORDS})::float8 else 0 end
             -- Raised to a share of the match it is around, never past its own evidence.
             + greatest(coalesce(a.raised, 0) - c.lexical, 0) as proximity,
+        -- A question, or a request to an agent by name, is where the answer was asked for.
+        case when $34::float8 <> 0 and (b.body ~ '\\?\\s*$'
+                  or lower(substring(b.body from '^\\s*([[:alnum:]_.-]+)\\s*[,:]'))
+                     = any((select names from agent_names)::text[]))
+            then -$34::float8 * c.lexical else 0 end as asks,
         $21::float8 * x.top * exp(-least(greatest(
             extract(epoch from ($15::timestamptz - c.created_at))::float8, 0)
             / 86400.0 / $22::float8, 60)) as recency,
@@ -422,6 +433,7 @@ scored as (
     from candidates c
     cross join scale x
     join scopes s on s.workspace_id = $1 and s.id = c.scope_id
+    join messages b on b.workspace_id = $1 and b.id = c.id
     left join around a on a.id = c.id
 ),
 ranked as (
@@ -432,8 +444,8 @@ ranked as (
     left join revisions r on r.id = sc.id
 ),
 totals as (
-    select r.*, r.lexical + r.proximity + r.supersedes + r.recency + r.requester_spoke
-        + r.same_boost as score
+    select r.*, r.lexical + r.proximity + r.supersedes + r.asks + r.recency
+        + r.requester_spoke + r.same_boost as score
     from ranked r
 ),
 page as (
@@ -443,8 +455,8 @@ page as (
     limit $20
 ),
 hits as (
-    select p.lexical, p.proximity, p.supersedes, p.recency, p.requester_spoke, p.same_boost,
-           p.score,
+    select p.lexical, p.proximity, p.supersedes, p.asks, p.recency, p.requester_spoke,
+           p.same_boost, p.score,
            p.same_conversation,
            {MESSAGE_COLUMNS},
            a.name as author_name, a.key as author_key, a.kind as author_kind,
@@ -526,6 +538,7 @@ async def search(
         page.binding,
         rank.follow_up_share,
         rank.supersedes_share,
+        rank.asks_weight,
     )
     db.remember_allowed_audiences(destination.params(), rows)
     counts = dict.fromkeys(RULES, 0)
@@ -539,6 +552,7 @@ def _hit(r: asyncpg.Record) -> HitRow:
         ("lexical", r["lexical"]),
         ("proximity", r["proximity"]),
         ("supersedes", r["supersedes"]),
+        ("asks", r["asks"]),
         ("recency", r["recency"]),
         ("requester_spoke", r["requester_spoke"]),
         ("same_conversation", r["same_boost"]),

@@ -128,6 +128,7 @@ async def history_search(
             ranking.CONTEXT_TOP,
             ranking.FOLLOW_UP_SHARE,
             ranking.SUPERSEDES_SHARE,
+            ranking.ASKS_WEIGHT,
         )
         position = (after.score, after.message_id) if after else None
         # With the budget spent the page is empty, but the window is still counted and audited.

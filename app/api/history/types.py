@@ -44,11 +44,16 @@ class HistorySearchStatus(Enum):
 class ScoreComponent:
     name: str = strawberry.field(
         description=(
-            "`lexical`, `proximity`, `supersedes`, `recency`, `requester_spoke` or"
+            "`lexical`, `proximity`, `supersedes`, `asks`, `recency`, `requester_spoke` or"
             " `same_conversation`."
         )
     )
-    value: float = strawberry.field(description="Its contribution to the score (0 or more).")
+    value: float = strawberry.field(
+        description=(
+            "Its contribution to the score: 0 or more, except `asks` (0 or less: a question or"
+            " a request to an agent)."
+        )
+    )
 
 
 def _doc(text: str) -> Any:
