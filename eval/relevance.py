@@ -27,7 +27,7 @@ import re
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from io import StringIO
@@ -113,6 +113,10 @@ class Outcome:
     eligible_grades: dict[str, int] = field(default_factory=dict)
     ineligible_hits: list[str] = field(default_factory=list)
     why: list[dict[str, float]] = field(default_factory=list)
+    # historySearch's scores, in its order (eval.semantic fuses them with a semantic list).
+    scores: list[float] = field(default_factory=list)
+    # The turn's eligible messages (what the baselines rank).
+    docs: list[Doc] = field(default_factory=list)
 
 
 # --- metrics ---------------------------------------------------------------------------------
@@ -187,7 +191,19 @@ def _shifted(fixture: dict[str, Any], anchor: datetime, now: datetime) -> dict[s
     return fixture
 
 
-async def run(dsn: str, keep: bool, tune: bool = False, ablate: bool = False) -> list[Outcome]:
+# What to do on the imported database instead of the plain run (eval.semantic's experiment):
+# called with the connection, the database's DSN and the queries.
+OnDatabase = Callable[[asyncpg.Connection, str, list[dict[str, Any]]], Awaitable[list[Outcome]]]
+
+
+async def run(
+    dsn: str,
+    keep: bool,
+    tune: bool = False,
+    ablate: bool = False,
+    on_database: OnDatabase | None = None,
+    only: Sequence[str] = (),
+) -> list[Outcome]:
     fixture = json.loads((DATA / "fixture.json").read_text())
     spec = json.loads((DATA / "queries.json").read_text())
     anchor = datetime.fromisoformat(spec["anchor"])
@@ -203,11 +219,14 @@ async def run(dsn: str, keep: bool, tune: bool = False, ablate: bool = False) ->
             await conn.execute(_PLAIN_DOCUMENT)
             await import_fixture(conn, _shifted(fixture, anchor, now), StringIO())
             await conn.execute("analyze")
+            if on_database is not None:
+                return await on_database(conn, target, spec["queries"])
             if ablate:
                 await _ablate(conn, target, spec["queries"])
                 return []
             if tune:
-                await _tune(conn, target, [q for q in spec["queries"] if q["split"] == "tuning"])
+                tuning = [q for q in spec["queries"] if q["split"] == "tuning"]
+                await _tune(conn, target, tuning, only)
                 return []
             return await _queries(conn, target, spec["queries"])
         finally:
@@ -228,6 +247,9 @@ GRID: dict[str, list[float]] = {
     "PROXIMITY_WEIGHT": [0.0, 1.0, 2.0, 4.0, 8.0],
     "CONTEXT_SHARE": [0.0, 0.5, 0.6, 0.7, 0.8, 0.9],
     "CONTEXT_TOP": [0, 1, 2, 3, 5],
+    "FOLLOW_UP_SHARE": [0.4, 0.7, 0.9, 1.0, 1.05, 1.1],
+    "SUPERSEDES_SHARE": [0.0, 0.5, 0.8, 1.0, 1.05, 1.2],
+    "ASKS_WEIGHT": [0.0, 0.05, 0.1, 0.2, 0.3],
     "RECENCY_WEIGHT": [0.0, 0.02, 0.05, 0.1, 0.2],
     "RECENCY_DAYS": [7.0, 30.0, 90.0],
     "REQUESTER_SPOKE_WEIGHT": [0.0, 0.01, 0.03, 0.1],
@@ -283,7 +305,9 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
     history_search._SEARCH = sql
 
 
-async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]]) -> None:
+async def _tune(
+    conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]], only: Sequence[str] = ()
+) -> None:
     from app.history import ranking
 
     async def score() -> float:
@@ -293,6 +317,8 @@ async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]
 
     print(f"committed: tuning nDCG@10 {await score():.4f}")
     for name, values in GRID.items():
+        if only and name not in only:
+            continue
         kept = getattr(ranking, name)
         cells = []
         for v in values:
@@ -303,7 +329,11 @@ async def _tune(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]
 
 
 async def _queries(
-    conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]], baselines: bool = True
+    conn: asyncpg.Connection,
+    dsn: str,
+    queries: list[dict[str, Any]],
+    baselines: bool = True,
+    first: int = K,
 ) -> list[Outcome]:
     from app.data.tokens import issue_actor_token
 
@@ -345,12 +375,14 @@ async def _queries(
                 docs = eligible_of[turn_key]
                 keys = {d.key for d in docs}
                 data = await gql(
-                    SEARCH, {"q": q["query"], "first": K}, started["startTurn"]["token"]
+                    SEARCH, {"q": q["query"], "first": first}, started["startTurn"]["token"]
                 )
                 edges = data["historySearch"]["edges"]
                 out = Outcome(q)
                 out.ranked["recall"] = [e["node"]["message"]["key"] for e in edges]
                 out.why = [{c["name"]: c["value"] for c in e["node"]["why"]} for e in edges]
+                out.scores = [e["node"]["score"] for e in edges]
+                out.docs = docs
                 shown = out.ranked["recall"] + [
                     n["key"] for e in edges for n in e["node"]["before"] + e["node"]["after"]
                 ]
@@ -480,13 +512,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--ablate", action="store_true", help="the ranking with each signal taken out, both halves"
     )
+    parser.add_argument(
+        "--only", default="", help="with --tune: the comma-separated weights to walk (all)"
+    )
     args = parser.parse_args(argv)
     dsn = resolve_database_url(Settings())
     if args.ablate:
         asyncio.run(run(dsn, args.keep, ablate=True))
         return
     if args.tune:
-        asyncio.run(run(dsn, args.keep, tune=True))
+        only = [n for n in args.only.split(",") if n]
+        asyncio.run(run(dsn, args.keep, tune=True, only=only))
         return
     started = time.perf_counter()
     outcomes = asyncio.run(run(dsn, args.keep))

@@ -64,6 +64,8 @@ async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
     assert set(row["selected"][0]["why"]) == {
         "lexical",
         "proximity",
+        "supersedes",
+        "asks",
         "recency",
         "requester_spoke",
         "same_conversation",

@@ -31,7 +31,12 @@ def relevance_acme() -> dict[str, Any]:
         ("root", "incidents", 0, "Spike of ERR_PAYMENT_DECLINED from checkout since 14:05"),
         ("cause", "t-declined", 10, "The processor key was rotated and the bank rejected them"),
         ("hidden", "t-declined", 20, "A note nobody may cite"),
+        # The next message in the channel, on another topic: not part of the quote's context.
+        ("lunch", "incidents", 1, "Anyone up for tacos at noon?"),
         ("config", "incidents", 600, "Set billing.retry_interval to 24h"),
+        # A plan, and the later message in the same channel that changes it.
+        ("plan", "incidents", 900, "Plan: the team offsite is in Lisbon in March"),
+        ("moved", "incidents", 1900, "Postponing the Lisbon offsite to May"),
         ("rare", "incidents", 700, "The webhook signature check failed once for a payment"),
     ]
     # A common word, repeated in long messages: it must not outweigh one rare word.
@@ -59,15 +64,31 @@ async def test_an_error_code_pulls_in_the_cause_discussed_around_it(
 ) -> None:
     result = await search(client, turn, "ERR_PAYMENT_DECLINED", first=5)
     keys = hit_keys(result)
-    # The exact quote first, then its thread's reply that never names the code.
-    assert keys[:2] == ["root", "cause"]
+    # The reply in the quote's thread that never names the code (what followed the report: the
+    # cause, the fix) ranks with the quote, just above it (FOLLOW_UP_SHARE).
+    assert keys[:2] == ["cause", "root"]
     # Pulled-in messages pass eligibility like any match: no evidence, never shown.
     assert "hidden" not in shown_keys(result)
     for edge in result["edges"]:
         node = edge["node"]
         assert sum(c["value"] for c in node["why"]) == pytest.approx(node["score"], abs=1e-12)
+    # A neighbor in the channel that shares no word with the quote is another conversation.
+    assert "lunch" not in hit_keys(result)
     # Excluded words remove pulled-in messages too.
     assert "cause" not in hit_keys(await search(client, turn, "ERR_PAYMENT_DECLINED -rotated"))
+
+
+async def test_a_later_message_that_changes_a_plan_ranks_above_it(
+    client: GraphQLClient, turn: str
+) -> None:
+    result = await search(client, turn, "offsite Lisbon March", first=3)
+    # "plan" matches all three words, "moved" two; but it postpones the plan, later, in the
+    # same channel: it supersedes it.
+    assert hit_keys(result)[:2] == ["moved", "plan"]
+    why = {c["name"]: c["value"] for c in result["edges"][0]["node"]["why"]}
+    assert why["supersedes"] > 0
+    # Without the change it would not: a message that merely comes later is no revision.
+    assert hit_keys(await search(client, turn, "offsite Lisbon March -postponing"))[0] == "plan"
 
 
 async def test_identifiers_are_found_by_their_parts(client: GraphQLClient, turn: str) -> None:

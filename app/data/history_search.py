@@ -14,6 +14,9 @@ Parameters ($1-$4 are the destination, see eligibility.py):
   $25 the destination's allowed audiences if this request already has them, else NULL
   $26-$30 word weighting and context: k1, b, proximity weight, context share, context top
   $31 the search's cursor binding (its weights are kept per turn and binding)
+  $32 the share raising what follows a match (its thread's later replies, later neighbors)
+  $33 the share raising a message that revises an earlier one (0: off)
+  $34 the share of its lexical score a question or a request to an agent loses (0: off)
 """
 
 from __future__ import annotations
@@ -86,6 +89,9 @@ class RankInputs:
     proximity_weight: float
     context_share: float
     context_top: int
+    follow_up_share: float
+    supersedes_share: float
+    asks_weight: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +185,25 @@ CONTEXT_NEIGHBORS = 2
 # ... written within this long of it: the same exchange, not the next day's chatter.
 CONTEXT_MINUTES = 120
 
+# What a message says when it changes an earlier decision or plan: ordinary English words of
+# change (as the document vector stems them), not the evaluation set's. "change" and "back"
+# are not among them: on the tuning half they were an incident's "nothing changed" and "back
+# to baseline" more often than a decision's reversal.
+REVISION_STEMS = (
+    "revert", "revers", "rollback", "postpon", "delay", "reschedul", "move", "extend", "updat",
+    "cancel", "instead", "switch", "replac", "reopen", "undo", "overrid", "supersed", "anymor",
+)  # fmt: skip
+_REVISES = "'" + " | ".join(REVISION_STEMS) + "'::tsquery"
+_REVISION_STEMS = "'{" + ",".join(REVISION_STEMS) + "}'::text[]"
+# The best candidates a later message may revise, and the best candidates that say they change
+# something: at most REVISABLE × REVISING pairs, however many messages say "update".
+REVISABLE = 20
+REVISING = 100
+# ... and how much of the best lexical score the query words both match must make up (not
+# counting the words of change): the later message is about the same thing as a strong match,
+# not a noise message that shares one common word with a weak one and says "moved".
+REVISES_OVERLAP = 0.4
+
 # One statement: the examined window, its exclusion counts, and the ranked page of its eligible
 # rows. Every examined match is counted once, under the first rule that removed it (the CASE
 # evaluates the shared fragments in order and stops at the first that fails). The pool that is
@@ -250,30 +275,42 @@ lexed as (
 -- The conversation around an exact identifier match: the best few messages that quote an
 -- identifier of the query as written pull in their thread (the one they are in or the one
 -- they root, nearest first) and their neighbors in their scope.
+ident_sources as materialized (
+    select x.id from lexed x
+    where not exists (select 1 from frozen) and x.tsv @@ recall_identifier_tsquery($6::text[])
+    order by x.lexical desc, x.id desc limit {CONTEXT_SOURCES}
+),
 sources as materialized (
-    select l.id, l.lexical, m.scope_id, m.seq, m.created_at, s.kind, s.root_message_id
+    select l.id, l.lexical, m.scope_id, m.seq, m.created_at, s.kind, s.root_message_id, l.tsv
     from lexed l
     join messages m on m.workspace_id = $1 and m.id = l.id
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     where not exists (select 1 from frozen) and l.id in (
-        (select x.id from lexed x
-         where x.tsv @@ recall_identifier_tsquery($6::text[])
-         order by x.lexical desc, x.id desc limit {CONTEXT_SOURCES})
+        (select x.id from ident_sources x)
         union
         (select x.id from lexed x order by x.lexical desc, x.id desc limit $30))
     union all
     select m.id, (e.value->>1)::float8, m.scope_id, m.seq, m.created_at, s.kind,
-           s.root_message_id
+           s.root_message_id, coalesce(d.tsv, ''::tsvector)
     from frozen f
     cross join jsonb_array_elements(f.weights->'sources') e
     join messages m on m.workspace_id = $1 and m.id = (e.value->>0)::bigint
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
+    left join search_documents d on d.workspace_id = $1 and d.message_id = m.id
 ),
+-- A pulled-in message is raised to a share of its source's lexical score: FOLLOW_UP_SHARE ($32)
+-- for the replies that follow it in its thread (or in the thread it roots: the cause and the
+-- fix written after the report, the answer after the question), CONTEXT_SHARE ($29) for the
+-- rest (its thread's root and earlier replies, its neighbors in the channel). A neighbor must
+-- share a word with its source: the next message in a busy channel is as often another topic,
+-- and one that is not a reply is not raised above the match (one shared common word is not
+-- the same exchange).
 around as materialized (
-    select c.id, max(src.lexical) as source_lexical
+    select c.id, max(src.lexical * case when c.after then $32::float8 else $29::float8 end)
+        as raised
     from sources src
     cross join lateral (
-        (select m.id from messages m
+        (select m.id, (src.kind <> 'thread' or m.seq > src.seq) as after from messages m
          where m.workspace_id = $1 and m.scope_id = case when src.kind = 'thread'
              then src.scope_id
              else (select t.id from scopes t where t.workspace_id = $1
@@ -281,13 +318,16 @@ around as materialized (
          order by abs(m.seq - case when src.kind = 'thread' then src.seq else 0 end), m.id
          limit {CONTEXT_PER_SOURCE})
         union
-        select src.root_message_id where src.root_message_id is not null
+        select src.root_message_id, false where src.root_message_id is not null
         union
-        (select m.id from messages m where m.workspace_id = $1 and m.scope_id = src.scope_id
+        (select m.id, false from messages m
+         join search_documents d on d.workspace_id = $1 and d.message_id = m.id
+         where m.workspace_id = $1 and m.scope_id = src.scope_id
          and m.seq between src.seq - {CONTEXT_NEIGHBORS} and src.seq + {CONTEXT_NEIGHBORS}
          and m.created_at between src.created_at - interval '{CONTEXT_MINUTES} minutes'
-                              and src.created_at + interval '{CONTEXT_MINUTES} minutes')
-    ) c(id)
+                              and src.created_at + interval '{CONTEXT_MINUTES} minutes'
+         and tsvector_to_array(d.tsv) && tsvector_to_array(src.tsv))
+    ) c(id, after)
     where c.id <> src.id
     group by c.id
 ),
@@ -312,6 +352,40 @@ candidates as (
     union all
     select e.id, e.scope_id, e.created_at, e.tsv, {_bm25("e.tsv")} from extra e
 ),
+-- A decision that later changed: a candidate that says it changes something (REVISES: revert,
+-- postpone, move, extend, ...) and shares a matched word of the query with one of the best
+-- candidates written before it in the same conversation (a channel and its threads) supersedes
+-- it: it is raised to SUPERSEDES_SHARE ($33) of that one's lexical score. Among the best
+-- REVISABLE and REVISING only, so the pairs are bounded whatever the window. Kept per turn and binding
+-- like the context sources: a row's score never depends on rows that arrive between pages.
+conversed as materialized (
+    select c.id, c.created_at, c.tsv, c.lexical, coalesce(s.parent_id, s.id) as conversation
+    from candidates c join scopes s on s.workspace_id = $1 and s.id = c.scope_id
+    where not exists (select 1 from frozen) and $33::float8 > 0
+),
+revisable as materialized (
+    select * from conversed order by lexical desc, id desc limit {REVISABLE}
+),
+revising as materialized (
+    select * from conversed where tsv @@ {_REVISES}
+    order by lexical desc, id desc limit {REVISING}
+),
+revisions as materialized (
+    select b.id, max(a.lexical) as revised
+    from revising b
+    join revisable a on a.conversation = b.conversation and a.created_at < b.created_at
+    where (select coalesce(sum(w.idf), 0) from weights w where a.tsv @@ w.q and b.tsv @@ w.q
+           and w.lexeme <> all({_REVISION_STEMS}))
+          >= {REVISES_OVERLAP} * (select max(x.lexical) from revisable x)
+    group by b.id
+    union all
+    select (e.value->>0)::bigint, (e.value->>1)::float8
+    from frozen f cross join jsonb_array_elements(coalesce(f.weights->'revisions', '[]')) e
+),
+agent_names as materialized (
+    select coalesce(array_agg(lower(g.name)), '{{}}') as names from actors g
+    where $34::float8 <> 0 and g.workspace_id = $1 and g.kind = 'agent'
+),
 -- "Where were *we* talking": decided once per scope of the candidates, not once per message
 -- (and not at all while its weight is 0: the condition folds to a constant in a custom plan).
 requester_spoke as materialized (
@@ -333,7 +407,9 @@ saved as (
         'avgdl', (select avgdl from corpus),
         'top', (select top from scale),
         'sources', (select coalesce(jsonb_agg(jsonb_build_array(id, lexical)), '[]')
-                    from sources))
+                    from sources),
+        'revisions', (select coalesce(jsonb_agg(jsonb_build_array(id, revised)), '[]')
+                      from revisions))
     where not exists (select 1 from frozen)
     on conflict do nothing
 ),
@@ -342,7 +418,12 @@ scored as (
         case when cardinality($6::text[]) > 1
             then $28::float8 * ts_rank_cd(c.tsv, {_ALL_WORDS})::float8 else 0 end
             -- Raised to a share of the match it is around, never past its own evidence.
-            + greatest(coalesce($29::float8 * a.source_lexical, 0) - c.lexical, 0) as proximity,
+            + greatest(coalesce(a.raised, 0) - c.lexical, 0) as proximity,
+        -- A question, or a request to an agent by name, is where the answer was asked for.
+        case when $34::float8 <> 0 and (b.body ~ '\\?\\s*$'
+                  or lower(substring(b.body from '^\\s*([[:alnum:]_.-]+)\\s*[,:]'))
+                     = any((select names from agent_names)::text[]))
+            then -$34::float8 * c.lexical else 0 end as asks,
         $21::float8 * x.top * exp(-least(greatest(
             extract(epoch from ($15::timestamptz - c.created_at))::float8, 0)
             / 86400.0 / $22::float8, 60)) as recency,
@@ -353,23 +434,30 @@ scored as (
     from candidates c
     cross join scale x
     join scopes s on s.workspace_id = $1 and s.id = c.scope_id
+    join messages b on b.workspace_id = $1 and b.id = c.id
     left join around a on a.id = c.id
 ),
 ranked as (
-    select sc.*, case when sc.same_conversation then $24::float8 * sc.top else 0 end as same_boost
+    select sc.*, case when sc.same_conversation then $24::float8 * sc.top else 0 end as same_boost,
+        greatest(coalesce($33::float8 * r.revised, 0) - sc.lexical - sc.proximity, 0)
+            as supersedes
     from scored sc
+    left join revisions r on r.id = sc.id
+),
+totals as (
+    select r.*, r.lexical + r.proximity + r.supersedes + r.asks + r.recency
+        + r.requester_spoke + r.same_boost as score
+    from ranked r
 ),
 page as (
-    select r.*, r.lexical + r.proximity + r.recency + r.requester_spoke + r.same_boost as score
-    from ranked r
-    where ($18::float8 is null or r.lexical + r.proximity + r.recency + r.requester_spoke
-           + r.same_boost < $18 or (r.lexical + r.proximity + r.recency + r.requester_spoke
-           + r.same_boost = $18 and r.id < $19))
-    order by score desc, r.id desc
+    select t.* from totals t
+    where ($18::float8 is null or t.score < $18 or (t.score = $18 and t.id < $19))
+    order by t.score desc, t.id desc
     limit $20
 ),
 hits as (
-    select p.lexical, p.proximity, p.recency, p.requester_spoke, p.same_boost, p.score,
+    select p.lexical, p.proximity, p.supersedes, p.asks, p.recency, p.requester_spoke,
+           p.same_boost, p.score,
            p.same_conversation,
            {MESSAGE_COLUMNS},
            a.name as author_name, a.key as author_key, a.kind as author_kind,
@@ -467,6 +555,9 @@ async def search(
         rank.context_share,
         rank.context_top,
         page.binding,
+        rank.follow_up_share,
+        rank.supersedes_share,
+        rank.asks_weight,
     )
     db.remember_allowed_audiences(destination.params(), rows)
     counts = dict.fromkeys(RULES, 0)
@@ -488,6 +579,8 @@ def _hit(r: asyncpg.Record) -> HitRow:
     components = (
         ("lexical", r["lexical"]),
         ("proximity", r["proximity"]),
+        ("supersedes", r["supersedes"]),
+        ("asks", r["asks"]),
         ("recency", r["recency"]),
         ("requester_spoke", r["requester_spoke"]),
         ("same_conversation", r["same_boost"]),

@@ -47,10 +47,20 @@ PROXIMITY_WEIGHT = 2.0
 # 0.7 measured best on the tuning half (0.893 against 0.871 nDCG@10), but lifted a thread reply
 # with one of the query's words level with a message holding two of them
 # (tests/test_history_ranking.py: more words rank higher); below 0.44 that cannot happen there.
-CONTEXT_SHARE = 0.4
+CONTEXT_SHARE = 0.6
 # ... and so does a message around one of the best few matches of any kind (0: identifier
 # matches only; on the tuning half 3 was worth 0.03 nDCG@10).
 CONTEXT_TOP = 3
+# What follows a context source in its thread (or, sharing a word with it, among its later
+# neighbors) is raised to this share of the source's score: just above it. The report or the
+# question matches the words; what was said after it is the cause, the fix, the answer.
+FOLLOW_UP_SHARE = 1.05
+# A later message in the same conversation that says it changes something and shares a matched
+# word with one of the best earlier candidates: raised to this share of that one's lexical.
+SUPERSEDES_SHARE = 1.05
+# A question (ending in "?") or a request to an agent by name ("scout, ...") loses this share
+# of its lexical score: it is where the answer was asked for.
+ASKS_WEIGHT = 0.1
 # Recency decays with the age of the message at the turn's start:
 # weight × best lexical × exp(-days / DAYS).
 RECENCY_WEIGHT = 0.05

@@ -127,6 +127,9 @@ async def history_search(
         ranking.PROXIMITY_WEIGHT,
         ranking.CONTEXT_SHARE,
         ranking.CONTEXT_TOP,
+        ranking.FOLLOW_UP_SHARE,
+        ranking.SUPERSEDES_SHARE,
+        ranking.ASKS_WEIGHT,
     )
     position = (after.score, after.message_id) if after else None
     # The largest page the request allows, and one more; the ledger's room cuts it below.

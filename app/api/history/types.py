@@ -43,9 +43,17 @@ class HistorySearchStatus(Enum):
 @strawberry.type(description="One ranking feature of a hit; a hit's components sum to its score.")
 class ScoreComponent:
     name: str = strawberry.field(
-        description="`lexical`, `proximity`, `recency`, `requester_spoke` or `same_conversation`."
+        description=(
+            "`lexical`, `proximity`, `supersedes`, `asks`, `recency`, `requester_spoke` or"
+            " `same_conversation`."
+        )
     )
-    value: float = strawberry.field(description="Its contribution to the score (0 or more).")
+    value: float = strawberry.field(
+        description=(
+            "Its contribution to the score: 0 or more, except `asks` (0 or less: a question or"
+            " a request to an agent)."
+        )
+    )
 
 
 def _doc(text: str) -> Any:
