@@ -260,8 +260,12 @@ GRID: dict[str, list[float]] = {
 # What each signal buys (--ablate): the committed ranking with one signal taken out.
 ABLATIONS: list[tuple[str, dict[str, float]]] = [
     ("committed", {}),
-    ("no context (CONTEXT_SHARE 0)", {"CONTEXT_SHARE": 0.0}),
+    ("no context (CONTEXT_SHARE 0, FOLLOW_UP_SHARE 0)", {"CONTEXT_SHARE": 0.0, "FOLLOW_UP_SHARE": 0.0}),
+    ("follow-ups not above their match (FOLLOW_UP_SHARE = CONTEXT_SHARE 0.6)", {"FOLLOW_UP_SHARE": 0.6}),
+    ("follow-ups as before (FOLLOW_UP_SHARE = CONTEXT_SHARE 0.4)", {"FOLLOW_UP_SHARE": 0.4, "CONTEXT_SHARE": 0.4}),
     ("context of identifier matches only (CONTEXT_TOP 0)", {"CONTEXT_TOP": 0}),
+    ("no supersession (SUPERSEDES_SHARE 0)", {"SUPERSEDES_SHARE": 0.0}),
+    ("no question / request demotion (ASKS_WEIGHT 0)", {"ASKS_WEIGHT": 0.0}),
     ("length normalisation on (B 0.5)", {"B": 0.5}),
     ("no proximity (PROXIMITY_WEIGHT 0)", {"PROXIMITY_WEIGHT": 0.0}),
     ("no IDF (every matched lexeme weighs 1)", {"idf": 0}),
@@ -299,7 +303,7 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
             group = [o for o in outcomes if o.query["split"] == split]
             value = sum(ndcg(o.ranked["recall"], o.eligible_grades) for o in group) / len(group)
             cells.append(f"{split} {value:.3f}")
-        print(f"{name:<55} " + "  ".join(cells), flush=True)
+        print(f"{name:<72} " + "  ".join(cells), flush=True)
         for k, v in kept.items():
             setattr(ranking, k, v)
     history_search._SEARCH = sql

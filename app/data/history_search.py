@@ -14,7 +14,7 @@ Parameters ($1-$4 are the destination, see eligibility.py):
   $25 the destination's allowed audiences if this request already has them, else NULL
   $26-$30 word weighting and context: k1, b, proximity weight, context share, context top
   $31 the search's cursor binding (its weights are kept per turn and binding)
-  $32 the share raising what follows a match (its thread's later replies, later neighbors)
+  $32 the share raising the replies that follow a context source in its thread
   $33 the share raising a message that revises an earlier one (0: off)
   $34 the share of its lexical score a question or a request to an agent loses (0: off)
 """
@@ -275,18 +275,15 @@ lexed as (
 -- The conversation around an exact identifier match: the best few messages that quote an
 -- identifier of the query as written pull in their thread (the one they are in or the one
 -- they root, nearest first) and their neighbors in their scope.
-ident_sources as materialized (
-    select x.id from lexed x
-    where not exists (select 1 from frozen) and x.tsv @@ recall_identifier_tsquery($6::text[])
-    order by x.lexical desc, x.id desc limit {CONTEXT_SOURCES}
-),
 sources as materialized (
     select l.id, l.lexical, m.scope_id, m.seq, m.created_at, s.kind, s.root_message_id, l.tsv
     from lexed l
     join messages m on m.workspace_id = $1 and m.id = l.id
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     where not exists (select 1 from frozen) and l.id in (
-        (select x.id from ident_sources x)
+        (select x.id from lexed x
+         where x.tsv @@ recall_identifier_tsquery($6::text[])
+         order by x.lexical desc, x.id desc limit {CONTEXT_SOURCES})
         union
         (select x.id from lexed x order by x.lexical desc, x.id desc limit $30))
     union all
@@ -352,12 +349,13 @@ candidates as (
     union all
     select e.id, e.scope_id, e.created_at, e.tsv, {_bm25("e.tsv")} from extra e
 ),
--- A decision that later changed: a candidate that says it changes something (REVISES: revert,
--- postpone, move, extend, ...) and shares a matched word of the query with one of the best
--- candidates written before it in the same conversation (a channel and its threads) supersedes
--- it: it is raised to SUPERSEDES_SHARE ($33) of that one's lexical score. Among the best
--- REVISABLE and REVISING only, so the pairs are bounded whatever the window. Kept per turn and binding
--- like the context sources: a row's score never depends on rows that arrive between pages.
+-- A decision that later changed: a candidate that says it changes something (REVISION_STEMS:
+-- revert, postpone, move, extend, ...) supersedes one of the best candidates written before it
+-- in the same conversation (a channel and its threads) when the query words both match make up
+-- REVISES_OVERLAP of the best lexical score: it is raised to SUPERSEDES_SHARE ($33) of that
+-- one's lexical score. Among the best REVISABLE and REVISING only, so the pairs are bounded
+-- whatever the window. Kept per turn and binding like the context sources: a row's score never
+-- depends on rows that arrive between pages. Candidates only: every row compared is eligible.
 conversed as materialized (
     select c.id, c.created_at, c.tsv, c.lexical, coalesce(s.parent_id, s.id) as conversation
     from candidates c join scopes s on s.workspace_id = $1 and s.id = c.scope_id
