@@ -37,6 +37,10 @@ def relevance_acme() -> dict[str, Any]:
         # A plan, and the later message in the same channel that changes it.
         ("plan", "incidents", 900, "Plan: the team offsite is in Lisbon in March"),
         ("moved", "incidents", 1900, "Postponing the Lisbon offsite to May"),
+        # A question, its answer in the same words, and a request to an agent by name.
+        ("ask", "incidents", 3000, "Who runs the status page?"),
+        ("tell", "incidents", 3001, "Statuspal runs the status page."),
+        ("request", "incidents", 3002, "Helper, check the status page"),
         ("rare", "incidents", 700, "The webhook signature check failed once for a payment"),
     ]
     # A common word, repeated in long messages: it must not outweigh one rare word.
@@ -89,6 +93,17 @@ async def test_a_later_message_that_changes_a_plan_ranks_above_it(
     assert why["supersedes"] > 0
     # Without the change it would not: a message that merely comes later is no revision.
     assert hit_keys(await search(client, turn, "offsite Lisbon March -postponing"))[0] == "plan"
+
+
+async def test_the_answer_ranks_above_the_question_in_the_same_words(
+    client: GraphQLClient, turn: str
+) -> None:
+    result = await search(client, turn, "status page", first=3)
+    assert hit_keys(result)[0] == "tell"
+    why = {e["node"]["message"]["key"]: {c["name"]: c["value"] for c in e["node"]["why"]}
+           for e in result["edges"]}  # fmt: skip
+    # Where the answer was asked for: a question, a request to an agent by name.
+    assert why["ask"]["asks"] < 0 and why["request"]["asks"] < 0 and why["tell"]["asks"] == 0
 
 
 async def test_identifiers_are_found_by_their_parts(client: GraphQLClient, turn: str) -> None:
