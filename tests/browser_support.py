@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.servers import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -51,12 +52,6 @@ def require_browser() -> None:
     if os.environ.get("RECALL_REQUIRE_BROWSER") == "1":
         pytest.fail(f"RECALL_REQUIRE_BROWSER=1 but {reason}")
     pytest.skip(f"browser tests skipped: {reason}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

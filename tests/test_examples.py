@@ -12,7 +12,6 @@ import asyncio
 import os
 import re
 import shutil
-import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,18 +23,11 @@ import pytest
 
 from tests.message_search_support import SEARCH
 from tests.personas import load_personas
+from tests.servers import start_serve, wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-RECALL = Path(sys.executable).with_name("recall")
 HIT = re.compile(r"^\[([^\]]+)\] ", re.MULTILINE)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 async def _run(*argv: str, env: dict[str, str], seconds: float = 60) -> tuple[int, str, str]:
@@ -55,38 +47,14 @@ async def _run(*argv: str, env: dict[str, str], seconds: float = 60) -> tuple[in
 async def server(dsn: str, db: asyncpg.Connection, tmp_path: Path) -> AsyncIterator[str]:
     """The GraphQL URL of a real server over the personas' database."""
     await load_personas(db)
-    port = _free_port()
-    log = (tmp_path / "server.log").open("wb")
-    proc = await asyncio.create_subprocess_exec(
-        str(RECALL),
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        env={**os.environ, "DATABASE_URL": dsn},
-        stdout=log,
-        stderr=log,
-    )
-    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "server.log"
+    proc, base = await start_serve(dsn, log)
     try:
-        async with httpx.AsyncClient() as http:
-            for _ in range(300):
-                if proc.returncode is not None:
-                    pytest.fail(f"recall serve exited: {(tmp_path / 'server.log').read_text()}")
-                try:
-                    if (await http.get(f"{base}/readyz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                pytest.fail("recall serve did not become ready in 30 s")
+        await wait_ready(proc, base, log, 30)
         yield f"{base}/graphql"
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 15)
-        log.close()
 
 
 @pytest.fixture

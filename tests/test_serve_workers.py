@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +11,9 @@ import asyncpg
 import httpx
 
 from tests.personas import load_personas
+from tests.servers import start_serve, wait_ready
 
-RECALL = Path(sys.executable).with_name("recall")
 SEARCH = '{ messageSearch(query: "Acme", first: 5) { edges { node { key } } } }'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _workers(pid: int) -> list[int]:
@@ -37,53 +27,27 @@ async def test_two_workers_serve_one_port_each_with_its_own_pool(
 ) -> None:
     await load_personas(db)
     token = await issue_token("member", "acme", "alice")
-    port = _free_port()
-    log = (tmp_path / "server.log").open("wb")
-    proc = await asyncio.create_subprocess_exec(
-        str(RECALL),
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        "2",
-        env={**os.environ, "DATABASE_URL": dsn, "RECALL_POOL_MIN": "1"},
-        stdout=log,
-        stderr=log,
-    )
-    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "server.log"
+    proc, base = await start_serve(dsn, log, "--workers", "2", env={"RECALL_POOL_MIN": "1"})
     try:
-        async with httpx.AsyncClient(base_url=base) as http:
-            for _ in range(600):
-                assert proc.returncode is None, (tmp_path / "server.log").read_text()
-                try:
-                    if (await http.get("/readyz")).status_code == 200 and len(
-                        _workers(proc.pid)
-                    ) == 2:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError("recall serve --workers 2 did not become ready in 60 s")
-            workers = _workers(proc.pid)
-            assert len(workers) == 2
+        await wait_ready(proc, base, log, 60, also=lambda: len(_workers(proc.pid)) == 2)
+        workers = _workers(proc.pid)
+        assert len(workers) == 2
 
-            # Concurrent requests on separate connections: every one answered, by either.
-            async def one() -> list[str]:
-                async with httpx.AsyncClient(base_url=base) as own:
-                    response = await own.post(
-                        "/graphql",
-                        json={"query": SEARCH},
-                        headers={"authorization": f"Bearer {token}"},
-                    )
-                body = response.json()
-                assert response.status_code == 200 and "errors" not in body, body
-                return [e["node"]["key"] for e in body["data"]["messageSearch"]["edges"]]
+        # Concurrent requests on separate connections: every one answered, by either.
+        async def one() -> list[str]:
+            async with httpx.AsyncClient(base_url=base) as own:
+                response = await own.post(
+                    "/graphql",
+                    json={"query": SEARCH},
+                    headers={"authorization": f"Bearer {token}"},
+                )
+            body = response.json()
+            assert response.status_code == 200 and "errors" not in body, body
+            return [e["node"]["key"] for e in body["data"]["messageSearch"]["edges"]]
 
-            results = await asyncio.gather(*(one() for _ in range(16)))
-            assert all(r == results[0] and r for r in results)
+        results = await asyncio.gather(*(one() for _ in range(16)))
+        assert all(r == results[0] and r for r in results)
         # The workers opened their pools (at least one connection each, RECALL_POOL_MIN).
         clients = await db.fetchval(
             "select count(*) from pg_stat_activity where datname = current_database()"
@@ -93,7 +57,6 @@ async def test_two_workers_serve_one_port_each_with_its_own_pool(
     finally:
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(proc.wait(), 30)
-        log.close()
-    assert code == 0, (tmp_path / "server.log").read_text()
+    assert code == 0, log.read_text()
     # The supervisor stopped its workers before it exited.
     assert all(not Path(f"/proc/{w}").exists() for w in workers)
