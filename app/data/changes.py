@@ -247,18 +247,21 @@ async def insert_scope(
 async def add_members(
     db: Executor, workspace_id: int, scope_id: int, actor_ids: Sequence[int]
 ) -> int:
-    """Add actors to a channel or DM; how many were not members yet."""
-    status = await db.execute(
+    """Add actors to a channel or DM; how many were not members yet (counted from RETURNING:
+    on Citus the command tag of an INSERT ... SELECT that the coordinator runs counts the rows
+    it selected, those ON CONFLICT skipped included)."""
+    added = await db.fetch(
         """
         insert into scope_members (workspace_id, scope_id, actor_id)
         select $1, $2, a from unnest($3::bigint[]) as a
         on conflict do nothing
+        returning actor_id
         """,
         workspace_id,
         scope_id,
         list(actor_ids),
     )
-    return _count(status)
+    return len(added)
 
 
 async def remove_members(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from app.data.eligibility import ALLOWED_FROM_CTE, eligible, in_perspective
@@ -25,30 +26,36 @@ class Neighbors:
 
 
 def neighbors_of(hit: str, agent: str) -> str:
-    """An array of (side, message columns...) records: up to EACH eligible messages on either
+    """A JSON array of [side, message columns...] arrays: up to EACH eligible messages on either
     side of the hit `hit` (an alias with scope_id and seq) in its scope, in seq order, for the
     agent `agent`. The statement defines the allowed_audiences CTE. The eligibility and
     perspective conjuncts sit inside the LIMITed subqueries, so an ineligible neighbor is
-    skipped and the next eligible one is taken: never shown, never counted."""
+    skipped and the next eligible one is taken: never shown, never counted.
+
+    JSON rather than an array of anonymous records: on Citus the shard's result reaches the
+    coordinator as text, and PostgreSQL cannot read an anonymous record back from text ("input
+    of anonymous composite types is not implemented")."""
     where = (
         f"m.workspace_id = $1 and m.scope_id = {hit}.scope_id"
         f" and {eligible('m', ALLOWED_FROM_CTE)} and {in_perspective('m.scope_id', agent)}"
     )
-    return f"""array(
-        select row(n.side, n.id, n.key, n.scope_id, n.seq, n.global_seq, n.author_id, n.body,
-                   n.created_at)
+    return f"""(
+        select coalesce(jsonb_agg(jsonb_build_array(n.side, n.id, n.key, n.scope_id, n.seq,
+                   n.global_seq, n.author_id, n.body, n.created_at) order by n.seq), '[]')
         from ((select 'before' as side, {MESSAGE_COLUMNS} from messages m
                where {where} and m.seq < {hit}.seq order by m.seq desc limit {EACH})
               union all
               (select 'after' as side, {MESSAGE_COLUMNS} from messages m
-               where {where} and m.seq > {hit}.seq order by m.seq limit {EACH})) n
-        order by n.seq)"""
+               where {where} and m.seq > {hit}.seq order by m.seq limit {EACH})) n)"""
 
 
 def neighbors_from(records: Sequence[Sequence[Any]] | None) -> Neighbors:
     """The records of neighbors_of, as rows."""
     before: list[MessageRow] = []
     after: list[MessageRow] = []
-    for side, *columns in records or ():
-        (before if side == "before" else after).append(MessageRow(*columns))
+    for side, pk, key, scope_id, seq, global_seq, author_id, body, created_at in records or ():
+        row = MessageRow(
+            pk, key, scope_id, seq, global_seq, author_id, body, datetime.fromisoformat(created_at)
+        )
+        (before if side == "before" else after).append(row)
     return Neighbors(tuple(before), tuple(after))

@@ -476,6 +476,12 @@ hits as (
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     left join scopes ps on ps.workspace_id = $1 and ps.id = s.parent_id
 ),
+-- Each hit's neighbors. In a CTE, not a subquery of the final select list: on Citus a
+-- correlated subquery there holding the lineage walk (a recursive CTE), beside the
+-- data-modifying `saved`, keeps the statement from being routed to one shard.
+neighborhoods as (
+    select h.id, {neighbors_of("h", "$5")} as neighbors from hits h
+),
 -- The turn's ledger and the version of its row as this statement saw them: the search is
 -- recorded (app.data.turns.record_shown) only if no other search of the turn recorded since.
 ledger as materialized (
@@ -484,12 +490,13 @@ ledger as materialized (
                  where e.workspace_id = $1 and e.turn_id = $8) as evidence
     from turns t where t.workspace_id = $1 and t.id = $8 and t.agent_id = $5
 )
-select c.counts, c.examined, h.*, {neighbors_of("h", "$5")} as neighbors,
+select c.counts, c.examined, h.*, nh.neighbors,
        case when row_number() over () = 1 then (select version from ledger) end as turn_version,
        case when row_number() over () = 1 then (select evidence from ledger) end as evidence,
        {REPORT_ALLOWED_AUDIENCES}
 from counted c
 left join hits h on true
+left join neighborhoods nh on nh.id = h.id
 order by h.score desc, h.id desc
 """
 

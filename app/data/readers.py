@@ -91,10 +91,8 @@ class Reader:
 
 
 # The turn's agent's conversations now; the workspace as the token names it ($2), so that on
-# Citus the subquery is routed with the rest (it folds to that constant).
-_AGENT_CONVERSATIONS = perspective_conversations(
-    "coalesce($2::bigint, t.workspace_id)", "t.actor_id"
-)
+# Citus the subquery is routed with the rest.
+_AGENT_CONVERSATIONS = perspective_conversations("$2::bigint", "t.actor_id")
 
 
 async def reader_for_token(db: Executor, token: str) -> Reader | None:
@@ -102,7 +100,17 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
     expired token, or one whose workspace or turn state is gone."""
     if not token or len(token) > 200:
         return None
+    token_hash = hash_token(token)
     workspace_id = token_workspace(token)
+    if workspace_id is None:
+        # A token minted before migrations/015 names no workspace: find it first, so that the
+        # statement below is always one workspace's (on Citus this lookup visits every shard;
+        # reissued tokens never take this path). An unknown token ends here.
+        workspace_id = await db.fetchval(
+            "select workspace_id from tokens where token_hash = $1", token_hash
+        )
+        if workspace_id is None:
+            return None
     row = await db.fetchrow(
         f"""
         select t.workspace_id, t.kind, t.actor_id, t.turn_id, w.default_namespace_id,
@@ -121,10 +129,10 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
         left join audiences a on a.workspace_id = tu.workspace_id
             and a.id = tu.destination_audience_id
         left join scopes ts on ts.workspace_id = tu.workspace_id and ts.id = tu.scope_id
-        where ($2::bigint is null or t.workspace_id = $2) and t.token_hash = $1
+        where t.workspace_id = $2 and t.token_hash = $1
             and t.revoked_at is null and (t.expires_at is null or t.expires_at > now())
         """,
-        hash_token(token),
+        token_hash,
         workspace_id,
     )
     if row is None:
