@@ -29,7 +29,8 @@ from app.db import PLANNER_SETTINGS, connect, resolve_database_url
 from app.server import create_app, in_process
 from app.settings import Settings
 from bench import generate as g
-from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN, _with_database
+from bench.cluster import with_database
+from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
 
 # Which statement is which, by a fragment only it contains.
 _NAMES = (
@@ -94,7 +95,7 @@ async def _explain(
 
 
 async def main(args: argparse.Namespace) -> None:
-    dsn = _with_database(resolve_database_url(Settings()), args.reuse)
+    dsn = with_database(resolve_database_url(Settings()), args.reuse)
     conn = await connect(dsn, server_settings=PLANNER_SETTINGS)
     heavy = await conn.fetchval("select id from actors where key = $1", g.PERSONA_HEAVY)
     dm = await conn.fetchval(

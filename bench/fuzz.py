@@ -49,7 +49,8 @@ from app.api.ids import encode_id
 from app.db import connect, resolve_database_url
 from app.search.opaque import seal
 from app.settings import Settings
-from bench.run import _free_port, _with_database
+from bench.cluster import with_database
+from bench.run import _free_port
 
 _RECALL = str(Path(sys.executable).with_name("recall"))
 ACCEPT = "application/graphql-response+json"
@@ -463,7 +464,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     settings = Settings()
     server_dsn = args.database_url or resolve_database_url(settings)
     name = f"recall_fuzz_{os.getpid()}"
-    dsn = _with_database(server_dsn, name)
+    dsn = with_database(server_dsn, name)
     asyncio.run(_create(server_dsn, name))
     tally = Tally()
     if args.cases:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
@@ -39,6 +39,7 @@ from app.api.ids import encode_id
 from app.data.eligibility import eligible
 from app.db import PLANNER_SETTINGS, resolve_database_url
 from app.settings import Settings
+from bench.cluster import create_database, drop_database, with_database
 from bench.generate import Summary, generate, generate_file
 
 if TYPE_CHECKING:
@@ -142,6 +143,8 @@ class Results:
     messages: int
     seed: int
     server: str
+    # True if the server is a Citus coordinator (the database distributed over its workers).
+    cluster: bool = False
     generate: dict[str, Any] = field(default_factory=dict)
     imported: dict[str, Any] = field(default_factory=dict)
     sizes: dict[str, Any] = field(default_factory=dict)
@@ -173,10 +176,6 @@ def _stats(latencies: list[float], errors: int, first_error: str | None) -> Stat
         p99_ms=_pct(latencies, 0.99),
         error=first_error,
     )
-
-
-def _with_database(dsn: str, name: str) -> str:
-    return urlunsplit(urlsplit(dsn)._replace(path="/" + name))
 
 
 def _free_port() -> int:
@@ -430,12 +429,12 @@ async def run(args: argparse.Namespace) -> Results:
     settings = Settings()
     server_dsn = resolve_database_url(settings)
     name = args.reuse or f"recall_bench_{os.getpid()}"
-    dsn = _with_database(server_dsn, name)
+    dsn = with_database(server_dsn, name)
     results = Results(args.messages, args.seed, urlsplit(server_dsn).netloc.split("@")[-1])
-    admin = await asyncpg.connect(server_dsn)
     if not args.reuse:
-        await admin.execute(f'drop database if exists "{name}" with (force)')
-        await admin.execute(f'create database "{name}"')
+        # On a Citus coordinator: on every node, distributed by the import's migration.
+        await drop_database(server_dsn, name)
+        results.cluster = await create_database(server_dsn, name)
     try:
         if args.reuse:
             # The same size and seed generate the same workspace: only its summary is needed.
@@ -458,8 +457,7 @@ async def run(args: argparse.Namespace) -> Results:
         if args.keep or args.reuse:
             _say(f"kept database {name}")
         else:
-            await admin.execute(f'drop database if exists "{name}" with (force)')
-        await admin.close()
+            await drop_database(server_dsn, name)
     results.seconds = round(time.perf_counter() - started, 1)
     return results
 

@@ -42,10 +42,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
+
+from bench.cluster import with_database
 
 TERMS = ["search filters", "auth tokens", "rate limiting", "postgres migration", "deploy",
          "incident", "release", "cache", "board games", "table tennis"]  # fmt: skip
@@ -73,10 +75,6 @@ def _local(dsn: str) -> tuple[str, int]:
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit(f"bench.soak: only a local PostgreSQL (127.0.0.1), not {host!r}")
     return host, port
-
-
-def _with_database(dsn: str, name: str) -> str:
-    return urlunsplit(urlsplit(dsn)._replace(path="/" + name))
 
 
 def _free_port() -> int:
@@ -381,7 +379,7 @@ def main(argv: list[str] | None = None) -> None:
             )
         args.restart_cmd = "pg_ctlcluster --skip-systemctl-redirect 15 main restart"
     name = f"recall_soak_{os.getpid()}"
-    dsn = _with_database(server_dsn, name)
+    dsn = with_database(server_dsn, name)
     turns_needed = 20 + int(args.rate * args.minutes * 60 * WEIGHTS["reply"] / 100 * 1.3) + 10
 
     async def create() -> None:

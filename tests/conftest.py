@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -30,15 +29,11 @@ import pytest
 from app.db import connect
 from app.migrate import migrate
 from app.settings import Settings
+from bench.cluster import citus_workers, create_database, drop_database, with_database
 from tests.client import GraphQLClient, graphql_client
 from tests.history_support import load_history_personas, start_turn
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _with_database(dsn: str, name: str) -> str:
-    parts = urlsplit(dsn)
-    return urlunsplit(parts._replace(path="/" + name))
 
 
 @pytest.fixture(scope="session")
@@ -65,62 +60,14 @@ def on_citus() -> bool:
     return CITUS is not None
 
 
-async def _citus_workers(coordinator: str) -> list[str]:
-    admin = await asyncpg.connect(coordinator)
-    try:
-        rows = await admin.fetch(
-            "select nodename, nodeport from pg_dist_node"
-            " where noderole = 'primary' and groupid > 0 order by nodeport"
-        )
-    finally:
-        await admin.close()
-    user = urlsplit(coordinator).username or "postgres"
-    return [f"postgresql://{user}@{r['nodename']}:{r['nodeport']}/postgres" for r in rows]
-
-
 async def _create_citus_database(coordinator: str, name: str) -> None:
-    """`name` on the coordinator and every worker, with the extension, the workers added and
-    few shards (a test workspace is tiny; 32 shards per table make distribution slow)."""
-    workers = await _citus_workers(coordinator)
-    if not workers:
+    """`name` on the coordinator and every worker, distributed once migrated, with few shards
+    (a test workspace is tiny; 32 shards per table make distribution slow)."""
+    settings = {"citus.shard_count": "4"}
+    if CITUS_ROUTER_ONLY:
+        settings["citus.multi_task_query_log_level"] = "error"
+    if not await create_database(coordinator, name, settings=settings):
         raise RuntimeError(f"{coordinator} has no workers: run scripts/citus-cluster start")
-    for server in [coordinator, *workers]:
-        admin = await asyncpg.connect(server)
-        try:
-            await admin.execute(f'create database "{name}"')
-            await admin.execute(f'alter database "{name}" set citus.shard_count = 4')
-            if CITUS_ROUTER_ONLY and server == coordinator:
-                await admin.execute(
-                    f'alter database "{name}" set citus.multi_task_query_log_level = error'
-                )
-        finally:
-            await admin.close()
-        conn = await asyncpg.connect(_with_database(server, name))
-        try:
-            await conn.execute("set client_min_messages = warning")
-            await conn.execute("create extension citus")
-        finally:
-            await conn.close()
-    conn = await asyncpg.connect(_with_database(coordinator, name))
-    try:
-        coord = urlsplit(coordinator)
-        await conn.execute(
-            "select citus_set_coordinator_host($1, $2)", coord.hostname, coord.port or 5432
-        )
-        for worker in workers:
-            parts = urlsplit(worker)
-            await conn.execute("select citus_add_node($1, $2)", parts.hostname, parts.port)
-    finally:
-        await conn.close()
-
-
-async def _drop_citus_database(coordinator: str, name: str) -> None:
-    for server in [coordinator, *await _citus_workers(coordinator)]:
-        admin = await asyncpg.connect(server)
-        try:
-            await admin.execute(f'drop database if exists "{name}" with (force)')
-        finally:
-            await admin.close()
 
 
 # What a test must leave as migration made it for its database to be reused: the tables and
@@ -206,7 +153,7 @@ class _CitusPool:
         name = f"recall_c_{os.getpid()}_{uuid.uuid4().hex[:8]}"
         await _create_citus_database(self._coordinator, name)
         self._all.append(name)
-        conn = await connect(_with_database(self._coordinator, name))
+        conn = await connect(with_database(self._coordinator, name))
         try:
             await migrate(conn)
             await conn.execute("set citus.override_table_visibility = on")
@@ -220,7 +167,7 @@ class _CitusPool:
 
     async def release(self, name: str) -> None:
         conn = await asyncpg.connect(
-            _with_database(self._coordinator, name),
+            with_database(self._coordinator, name),
             # The catalog as the app's tables, without the coordinator's reference shards.
             server_settings={"citus.override_table_visibility": "on"},
         )
@@ -237,18 +184,18 @@ class _CitusPool:
             await conn.close()
         if not reusable:
             self._all.remove(name)
-            await _drop_citus_database(self._coordinator, name)
+            await drop_database(self._coordinator, name)
             return
         # A TRUNCATE of the distributed tables takes a second (a round of shard tasks, locks
         # and a two-phase commit per table); each node emptying its own shards, tens of
         # milliseconds. The shards are all that holds rows, so the result is the same.
-        nodes = [self._coordinator, *await _citus_workers(self._coordinator)]
-        await asyncio.gather(*(_empty_shards(_with_database(n, name)) for n in nodes))
+        nodes = [self._coordinator, *await citus_workers(self._coordinator)]
+        await asyncio.gather(*(_empty_shards(with_database(n, name)) for n in nodes))
         self._free.append(name)
 
     async def close(self) -> None:
         for name in self._all:
-            await _drop_citus_database(self._coordinator, name)
+            await drop_database(self._coordinator, name)
         self._all, self._free = [], []
 
 
@@ -264,7 +211,7 @@ async def template_name(server_dsn: str) -> AsyncIterator[str]:
     name = f"recall_tpl_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     admin = await asyncpg.connect(server_dsn)
     await admin.execute(f'create database "{name}"')
-    conn = await connect(_with_database(server_dsn, name))
+    conn = await connect(with_database(server_dsn, name))
     await migrate(conn)
     await conn.close()
     try:
@@ -281,14 +228,14 @@ async def migrated_database(server_dsn: str, template_name: str, name: str) -> A
     if _CITUS_POOL is not None:
         pooled = await _CITUS_POOL.acquire()
         try:
-            yield _with_database(CITUS or "", pooled)
+            yield with_database(CITUS or "", pooled)
         finally:
             await _CITUS_POOL.release(pooled)
         return
     admin = await asyncpg.connect(server_dsn)
     try:
         await admin.execute(f'create database "{name}" template "{template_name}"')
-        yield _with_database(server_dsn, name)
+        yield with_database(server_dsn, name)
     finally:
         await admin.execute(f'drop database if exists "{name}" with (force)')
         await admin.close()
@@ -311,14 +258,14 @@ async def empty_dsn(server_dsn: str) -> AsyncIterator[str]:
     if CITUS is not None:
         await _create_citus_database(CITUS, name)
         try:
-            yield _with_database(CITUS, name)
+            yield with_database(CITUS, name)
         finally:
-            await _drop_citus_database(CITUS, name)
+            await drop_database(CITUS, name)
         return
     admin = await asyncpg.connect(server_dsn)
     try:
         await admin.execute(f'create database "{name}"')
-        yield _with_database(server_dsn, name)
+        yield with_database(server_dsn, name)
     finally:
         await admin.execute(f'drop database if exists "{name}" with (force)')
         await admin.close()
@@ -332,6 +279,8 @@ async def db(dsn: str) -> AsyncIterator[asyncpg.Connection]:
         # (on their own connections) get no such help.
         await conn.execute("set citus.enable_repartition_joins = on")
         await conn.execute("set citus.multi_task_query_log_level = off")
+        # Tests that make a store fail create triggers on distributed tables.
+        await conn.execute("set citus.enable_unsafe_triggers = on")
     try:
         yield conn
     finally:
