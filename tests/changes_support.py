@@ -56,3 +56,26 @@ def keyed(kind: str, key: str) -> dict[str, Any]:
     """A change whose payload is just a key: deactivateMember, archiveAgent, deleteAgent,
     makeScopePrivate, deleteMessage, eraseMemberMessages."""
     return {kind: {"key": key}}
+
+
+def every_kind_of_change() -> list[dict[str, Any]]:
+    """One change of every kind, on the personas, in an order that applies cleanly."""
+    return [
+        {"upsertMember": {"key": "dave", "name": "Dave"}},
+        {"upsertAgent": {"key": "bot", "name": "Bot", "owner": "dave"}},
+        {"createScope": {"key": "ops", "kind": "channel", "visibility": "public", "name": "ops",
+                         "members": ["dave", "bot", "alice"]}},
+        {"createMemory": {"key": "mem-dave", "audience": {"kind": "members", "readers": ["dave"]}}},
+        post("n1", "ops", "dave", "zeppelin ops note"),
+        post("n2", "ops", "bot", "zeppelin bot reply", sources=["n1"], memorySources=["mem-dave"]),
+        edit("n1", "zeppelin ops note, edited"),
+        post("n3", "ops", "dave", "to be removed"),
+        delete("n3"),
+        add_members("ops", "bob"),
+        remove_members("ops", "alice"),
+        keyed("makeScopePrivate", "ops"),
+        keyed("archiveAgent", "helper"),
+        keyed("deleteAgent", "scout"),
+        keyed("eraseMemberMessages", "sam1"),
+        keyed("deactivateMember", "sam2"),
+    ]  # fmt: skip

@@ -88,10 +88,12 @@ async def test_demo_has_the_advertised_features(db: asyncpg.Connection) -> None:
         select count(*) from scopes s where s.kind = 'dm'
           and exists (select 1 from scope_members sm join actors a
                       on a.workspace_id = sm.workspace_id and a.id = sm.actor_id
-                      where sm.scope_id = s.id and a.kind = 'agent')
+                      where sm.workspace_id = s.workspace_id and sm.scope_id = s.id
+                        and a.kind = 'agent')
           and exists (select 1 from scope_members sm join actors a
                       on a.workspace_id = sm.workspace_id and a.id = sm.actor_id
-                      where sm.scope_id = s.id and a.kind = 'member')
+                      where sm.workspace_id = s.workspace_id and sm.scope_id = s.id
+                        and a.kind = 'member')
         """
     )
     assert agent_dms >= 2

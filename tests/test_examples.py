@@ -145,8 +145,10 @@ async def test_agent_turn_starts_a_turn_searches_and_posts_a_reply(
     assert reply_key, out
     row = await db.fetchrow(
         "select s.key as scope, a.key as author, m.body,"
-        " (select count(*) from message_sources x where x.message_id = m.id) as sources"
-        " from messages m join scopes s on s.id = m.scope_id join actors a on a.id = m.author_id"
+        " (select count(*) from message_sources x"
+        "  where x.workspace_id = m.workspace_id and x.message_id = m.id) as sources"
+        " from messages m join scopes s on s.workspace_id = m.workspace_id and s.id = m.scope_id"
+        " join actors a on a.workspace_id = m.workspace_id and a.id = m.author_id"
         " where m.key = $1",
         reply_key.group(1),
     )

@@ -131,13 +131,14 @@ async def test_failed_audit_write_fails_the_search_and_keeps_no_evidence(
     client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, alice_turn: str
 ) -> None:
     token = alice_turn
+    # One statement each: Citus propagates DDL to the shards one command at a time.
     await db.execute(
-        """
-        create function fail_audit() returns trigger language plpgsql as
-        $$ begin raise exception 'audit store is down'; end $$;
-        create trigger fail_audit before insert on search_audit
-        for each row execute function fail_audit();
-        """
+        "create function fail_audit() returns trigger language plpgsql as"
+        " $$ begin raise exception 'audit store is down'; end $$"
+    )
+    await db.execute(
+        "create trigger fail_audit before insert on search_audit"
+        " for each row execute function fail_audit()"
     )
     result = await client.post(SEARCH, {"q": "Acme"}, token=token)
     assert result.codes == ["INTERNAL_SERVER_ERROR"]

@@ -158,7 +158,8 @@ async def test_reply_whose_provenance_fails_the_recheck_is_withheld_and_not_kept
     # A ledger that (somehow) holds alice's DM: the recheck is the last line of defense.
     await db.execute(
         "insert into turn_evidence (workspace_id, turn_id, message_id)"
-        " select m.workspace_id, t.id, m.id from turns t, messages m where m.key = 'da1'"
+        " select m.workspace_id, t.id, m.id from turns t"
+        " join messages m on m.workspace_id = t.workspace_id where m.key = 'da1'"
     )
     before = await db.fetchval("select count(*) from messages")
     reply = (await client.gql(REPLY, {"body": "nothing private here"}, token=token))["postReply"]

@@ -154,11 +154,12 @@ async def test_a_document_claiming_another_conversation_is_checked_against_its_m
 ) -> None:
     """The sidecar's conversation only narrows the scan: a document that claims to be in one of
     the agent's conversations is still judged by its message's real scope."""
+    dm_bob = await db.fetchval("select id from scopes where key = 'dm-bob'")
+    r1 = await db.fetchrow("select workspace_id, id from messages where key = 'r1'")
     await db.execute(
-        """
-        update search_documents set root_scope_id = (select id from scopes where key = 'dm-bob')
-        where message_id = (select id from messages where key = 'r1')
-        """
+        "update search_documents set root_scope_id = $1 where workspace_id = $2 and message_id = $3",
+        dm_bob,
+        *r1,
     )
     scout = await start_turn(
         client, db, issue_token, agent="scout", scope="dm-bob", requester="bob"
@@ -173,10 +174,8 @@ async def test_neighbors_skip_lines_whose_audience_excludes_the_destination(
     client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
     # g6 as if written while #general was private to bob: its origin audience is his alone.
-    await db.execute(
-        "update messages set audience_id = (select audience_id from messages where key = 'db1')"
-        " where key = 'g6'"
-    )
+    bobs = await db.fetchval("select audience_id from messages where key = 'db1'")
+    await db.execute("update messages set audience_id = $1 where key = 'g6'", bobs)
     token = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
     result = await search(client, token, "Sam two says hello", first=1)
     node = result["edges"][0]["node"]

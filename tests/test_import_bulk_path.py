@@ -89,7 +89,7 @@ async def _build_live(db: asyncpg.Connection, fixture: dict[str, Any]) -> int:
 # Each query lists one workspace's derived rows by key ($1: the workspace id), ids left out.
 _AUDIENCE = """(select a.kind || ':' || coalesce(array_to_string(array(
                     select x.key from unnest(a.readers) r(id)
-                    join actors x on x.workspace_id = a.workspace_id and x.id = r.id
+                    join actors x on x.workspace_id = $1 and x.id = r.id
                     order by x.key), ','), '')
                 from audiences a where a.workspace_id = $1 and a.id = {id})"""
 

@@ -100,13 +100,14 @@ async def test_with_a_master_key_the_digest_is_an_hmac_of_the_normalized_query(
 async def test_a_failed_audit_write_fails_the_search(
     client: Any, db: asyncpg.Connection, tokens: dict[str, str]
 ) -> None:
+    # One statement each: Citus propagates DDL to the shards one command at a time.
     await db.execute(
-        """
-        create function reject_audit() returns trigger language plpgsql as
-        $$ begin raise exception 'audit store unavailable'; end $$;
-        create trigger reject_audit before insert on search_audit
-            for each row execute function reject_audit();
-        """
+        "create function reject_audit() returns trigger language plpgsql as"
+        " $$ begin raise exception 'audit store unavailable'; end $$"
+    )
+    await db.execute(
+        "create trigger reject_audit before insert on search_audit"
+        " for each row execute function reject_audit()"
     )
     result = await client.post(SEARCH, {"q": "acme"}, token=tokens["alice"])
     assert result.codes == ["INTERNAL_SERVER_ERROR"]

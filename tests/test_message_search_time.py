@@ -254,7 +254,8 @@ async def test_live_and_backfilled_documents_carry_the_message_time(
     await db.execute("update messages set body = body || ' edited' where key = 'g1'")
     await db.execute(
         "delete from search_documents d using messages m"
-        " where m.id = d.message_id and m.key in ('g2', 'da1')"
+        " where m.workspace_id = d.workspace_id and m.id = d.message_id"
+        " and m.key in ('g2', 'da1')"
     )
     workspace = await db.fetchval("select id from workspaces where key = 'acme'")
     assert await backfill_batch(db, workspace, 100) == 2

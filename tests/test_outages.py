@@ -171,7 +171,8 @@ async def test_a_request_stuck_behind_a_lock_is_stopped_and_answers_503(
         # Another writer holds the workspace's row lock and does not let go.
         tx = holder.transaction()
         await tx.start()
-        await holder.execute("select 1 from workspaces where key = 'acme' for update")
+        acme = await holder.fetchval("select workspace_id from workspace_keys where key = 'acme'")
+        await holder.execute("select 1 from workspaces where id = $1 for update", acme)
         async with graphql_client(settings, dsn) as client:
             started = time.perf_counter()
             stuck = await client.post(

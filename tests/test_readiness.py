@@ -77,7 +77,8 @@ async def test_backfill_finalize_promote_make_a_workspace_ready(
 ) -> None:
     await _reset(db, "acme", backfilled=True, finalized=True)
     await db.execute(
-        "delete from search_documents d using messages m where m.id = d.message_id"
+        "delete from search_documents d using messages m"
+        " where m.workspace_id = d.workspace_id and m.id = d.message_id"
         " and m.key in ('g1', 'g2')"
     )
     with pytest.raises(UsageError, match="2 messages without search documents"):

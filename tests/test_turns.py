@@ -101,10 +101,12 @@ async def test_turn_binds_scope_requester_trigger_and_window(
     row = await db.fetchrow(
         """
         select t.window_size, tm.key as trigger, array(select m.key from turn_window w
-            join messages m on m.id = w.message_id where w.turn_id = t.id order by m.seq) as window,
+            join messages m on m.workspace_id = w.workspace_id and m.id = w.message_id
+            where w.workspace_id = t.workspace_id and w.turn_id = t.id order by m.seq) as window,
             t.destination_audience_id = s.destination_audience_id as bound
-        from turns t join messages tm on tm.id = t.trigger_message_id
-        join scopes s on s.id = t.scope_id
+        from turns t
+        join messages tm on tm.workspace_id = t.workspace_id and tm.id = t.trigger_message_id
+        join scopes s on s.workspace_id = t.workspace_id and s.id = t.scope_id
         """
     )
     assert row is not None

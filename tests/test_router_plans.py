@@ -1,0 +1,170 @@
+"""On Citus every statement of a request runs on one shard (docs/scale.md, Router plans).
+
+Each test drives a surface over GraphQL with every statement the app sends recorded (asyncpg's
+query logger on the app's own pool), then EXPLAINs each recorded statement with its own
+arguments and asserts that every distributed job in its plan is one task: a router query on
+the workspace's shard group. A statement that starts fanning out to several shards fails here.
+
+While the surface runs, the app's sessions also have `citus.multi_task_query_log_level =
+error`, so a multi-task statement run inside a function (which EXPLAIN cannot see into) fails
+the request itself.
+
+Only on Citus (RECALL_TEST_CITUS): on plain PostgreSQL there are no shards to route to.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import asyncpg
+import pytest
+
+import app.db
+from app.data.tokens import issue_connector_token
+from tests.changes_support import Connector, every_kind_of_change, post
+from tests.client import GraphQLClient, graphql_client
+from tests.conftest import on_citus
+from tests.history_support import REPLY, gid, load_history_personas, start_turn
+from tests.history_support import search as history_search
+from tests.message_search_support import author, search
+from tests.personas import load_personas
+
+pytestmark = pytest.mark.skipif(not on_citus(), reason="router plans are a Citus property")
+
+# Statements without a plan: transaction control, and the session settings of a connection.
+_NO_PLAN = re.compile(r"^\s*(begin|commit|rollback|set|reset|show|select\s+pg_)", re.I)
+
+
+class Recorder:
+    """The statements of the app's pool, as (query, args), in the order they ran."""
+
+    def __init__(self) -> None:
+        self.statements: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __call__(self, record: Any) -> None:
+        if record.exception is None and not _NO_PLAN.match(record.query):
+            self.statements.append((record.query, tuple(record.args or ())))
+
+    def take(self) -> list[tuple[str, tuple[Any, ...]]]:
+        taken, self.statements = self.statements, []
+        return taken
+
+
+@pytest.fixture
+async def recorded(
+    monkeypatch: pytest.MonkeyPatch, dsn: str, settings: Any
+) -> AsyncIterator[tuple[GraphQLClient, Recorder]]:
+    """A client of the app whose every pooled connection reports its statements and refuses
+    to run one that is planned as several tasks."""
+    recorder = Recorder()
+    original = app.db._init_connection
+
+    async def init(conn: asyncpg.Connection) -> None:
+        await original(conn)
+        await conn.execute("set citus.multi_task_query_log_level = error")
+        conn.add_query_logger(recorder)
+
+    monkeypatch.setattr(app.db, "_init_connection", init)
+    async with graphql_client(settings, dsn) as client:
+        yield client, recorder
+
+
+def _jobs(node: Any) -> Iterator[dict[str, Any]]:
+    """Every distributed job of a Citus plan (JSON), subplans included."""
+    if isinstance(node, dict):
+        job = node.get("Job")
+        if isinstance(job, dict) and "Task Count" in job:
+            yield job
+        for value in node.values():
+            yield from _jobs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _jobs(value)
+
+
+async def _task_counts(db: asyncpg.Connection, query: str, args: tuple[Any, ...]) -> list[int]:
+    """The task count of every distributed job of `query`'s plan with these arguments (no
+    job: the statement touches no distributed table, e.g. `select recall_cache_lineage(…)`,
+    whose own statements the multi-task guard covers)."""
+    raw = await db.fetchval(f"explain (format json) {query}", *args)
+    plan = json.loads(raw) if isinstance(raw, str) else raw
+    return [job["Task Count"] for job in _jobs(plan)]
+
+
+async def assert_router_plans(
+    db: asyncpg.Connection, statements: list[tuple[str, tuple[Any, ...]]], surface: str
+) -> None:
+    assert statements, f"{surface}: no statement was recorded"
+    distributed = 0
+    for query, args in statements:
+        counts = await _task_counts(db, query, args)
+        distributed += bool(counts)
+        assert all(c == 1 for c in counts), (
+            f"{surface}: a statement is planned as {counts} tasks (one per job expected):\n"
+            f"{query}\nargs: {args!r}"
+        )
+    assert distributed, f"{surface}: no recorded statement reads a distributed table"
+
+
+async def test_every_statement_of_message_search_is_a_router_query(
+    db: asyncpg.Connection, recorded: tuple[GraphQLClient, Recorder], issue_token: Any
+) -> None:
+    client, recorder = recorded
+    await load_personas(db)
+    alice = await issue_token("member", "acme", "alice")
+    carol = await issue_token("member", "acme", "carol")
+    recorder.take()  # the set-up's statements are not the surface's
+    first = await search(client, alice, "Acme", first=2)
+    assert first["edges"] and first["pageInfo"]["hasNextPage"]
+    await search(client, alice, "Acme", first=2, after=first["pageInfo"]["endCursor"])
+    await search(client, alice, '"Acme migration"')
+    await search(client, alice, "Friday", scope=await gid(db, "Scope", "general"))
+    await search(client, alice, "Acme", author=author("MEMBER", await gid(db, "Member", "bob")))
+    await search(client, alice, "Acme", since="2026-03-01T00:00:00Z", until="2026-04-01T00:00:00Z")
+    await search(client, carol, "Acme")  # a reader who may see little: the low-visibility walk
+    await assert_router_plans(db, recorder.take(), "messageSearch")
+
+
+async def test_every_statement_of_a_turn_is_a_router_query(
+    db: asyncpg.Connection, recorded: tuple[GraphQLClient, Recorder], issue_token: Any
+) -> None:
+    """startTurn, historySearch (both pages, the ledger and audit writes) and postReply,
+    delivered and withheld."""
+    client, recorder = recorded
+    await load_history_personas(db)
+    recorder.take()
+    turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    await assert_router_plans(db, recorder.take(), "startTurn")
+
+    first = await history_search(client, turn, "Acme", first=2)
+    assert first["edges"] and first["pageInfo"]["hasNextPage"], first
+    await history_search(client, turn, "Acme", first=2, after=first["pageInfo"]["endCursor"])
+    await history_search(client, turn, "Friday migration", speaker="REQUESTER")
+    await assert_router_plans(db, recorder.take(), "historySearch")
+
+    delivered = await client.gql(REPLY, {"body": "Moving Acme on Friday."}, token=turn)
+    assert delivered["postReply"]["delivered"] is True, delivered
+    # In bob's DM, a reply after searching what only alice may read is withheld.
+    secret_turn = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
+    await history_search(client, secret_turn, "Acme")
+    await client.gql(REPLY, {"body": "Noted."}, token=secret_turn)
+    await assert_router_plans(db, recorder.take(), "postReply")
+
+
+async def test_every_statement_of_the_applier_is_a_router_query(
+    db: asyncpg.Connection, recorded: tuple[GraphQLClient, Recorder]
+) -> None:
+    """applyChanges with a change of every kind, then a batch of posts (the set-based path)."""
+    client, recorder = recorded
+    await load_personas(db)
+    connector = Connector(client, await issue_connector_token(db, "acme"))
+    recorder.take()
+    for change in every_kind_of_change():
+        await connector.apply(change)
+    await connector.apply(
+        *(post(f"batch-{i}", "general", "bob", f"batch note {i}") for i in range(5))
+    )
+    await assert_router_plans(db, recorder.take(), "applyChanges")
