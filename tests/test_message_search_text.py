@@ -150,5 +150,5 @@ async def test_a_page_of_100_costs_the_statements_of_a_page_of_1(
         assert not result.errors, result.body
         assert len(result.data["messageSearch"]["edges"]) == first
         counts[first] = result.statements
-    # The token with its reader and readiness; the scan, page, audit and hydration in one.
-    assert counts == {1: 2, 10: 2, 100: 2}, counts
+    # The token with its reader and readiness; the scan, page and hydration in one; the audit.
+    assert counts == {1: 3, 10: 3, 100: 3}, counts

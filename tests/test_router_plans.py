@@ -4,6 +4,11 @@ Each test drives a surface over GraphQL with every statement the app sends recor
 query logger on the app's own pool), then EXPLAINs each recorded statement with its own
 arguments and asserts that every distributed job in its plan is one task: a router query on
 the workspace's shard group. A statement that starts fanning out to several shards fails here.
+A statement that only reads, and every search statement (one that matches documents, `@@`),
+must also be one job, with no subplans: Citus splits a statement it cannot route whole into
+subplans, each a round trip to the shard (the audit row's INSERT ... SELECT inside the page's
+statement did: 17 round trips for a messageSearch page). Writes with data-modifying CTEs (a
+turn, the ledger, an audience) may take a few.
 
 While the surface runs, the app's sessions also have `citus.multi_task_query_log_level =
 error`, so a multi-task statement run inside a function (which EXPLAIN cannot see into) fails
@@ -72,6 +77,9 @@ async def recorded(
         yield client, recorder
 
 
+_WRITES = re.compile(r"\b(insert\s+into|update\s+\w+\s+\w*\s*set|delete\s+from)\b", re.I)
+
+
 def _jobs(node: Any) -> Iterator[dict[str, Any]]:
     """Every distributed job of a Citus plan (JSON), subplans included."""
     if isinstance(node, dict):
@@ -86,9 +94,9 @@ def _jobs(node: Any) -> Iterator[dict[str, Any]]:
 
 
 async def _task_counts(db: asyncpg.Connection, query: str, args: tuple[Any, ...]) -> list[int]:
-    """The task count of every distributed job of `query`'s plan with these arguments (no
-    job: the statement touches no distributed table, e.g. `select recall_cache_lineage(…)`,
-    whose own statements the multi-task guard covers)."""
+    """The task count of every distributed job of `query`'s plan with these arguments, its
+    subplans' included (no job: the statement touches no distributed table, e.g. `select
+    recall_cache_lineage(…)`, whose own statements the multi-task guard covers)."""
     raw = await db.fetchval(f"explain (format json) {query}", *args)
     plan = json.loads(raw) if isinstance(raw, str) else raw
     return [job["Task Count"] for job in _jobs(plan)]
@@ -106,6 +114,11 @@ async def assert_router_plans(
             f"{surface}: a statement is planned as {counts} tasks (one per job expected):\n"
             f"{query}\nargs: {args!r}"
         )
+        if "@@" in query or not _WRITES.search(query):
+            assert len(counts) <= 1, (
+                f"{surface}: a search or read is planned as {len(counts)} jobs (one router query"
+                f" expected):\n{query}\nargs: {args!r}"
+            )
     assert distributed, f"{surface}: no recorded statement reads a distributed table"
 
 

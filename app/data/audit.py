@@ -1,5 +1,5 @@
-"""Search audit rows (docs/design.md, Audit): one per search, written by the search's own
-statement (a data-modifying CTE), so the row and the result it describes are atomic.
+"""Search audit rows (docs/design.md, Audit): one per search, written before its result is
+shown: a search whose audit row cannot be written fails and shows nothing.
 
 The query is recorded only as a keyed digest — HMAC-SHA256 under a subkey derived from
 RECALL_MASTER_KEY — so short keyword queries cannot be recovered by hashing guesses. Without a
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.data.executor import Executor
 from app.data.params import Params
 
 _SUBKEY_LABEL = b"recall/search-audit/v1"
@@ -56,3 +57,31 @@ def audit_insert(
         + (f" from {source}" if source is not None else "")
         + " returning id"
     )
+
+
+async def write_audit(
+    db: Executor,
+    workspace_id: int,
+    audit: SearchAudit,
+    *,
+    selected: Sequence[Mapping[str, Any]],
+    exclusions: Mapping[str, int],
+) -> int:
+    """The audit row of a search whose result is decided, as its own INSERT ... VALUES (on
+    Citus a router query on the workspace's shard, where an INSERT ... SELECT inside the
+    search's statement would split that statement into subplans: docs/scale.md)."""
+    audit_id: int = await db.fetchval(
+        "insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,"
+        " filters, destination, selected, exclusions)"
+        " values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb) returning id",
+        workspace_id,
+        audit.surface,
+        audit.actor_id,
+        audit.turn_id,
+        audit.query_digest,
+        dict(audit.filters),
+        dict(audit.destination),
+        [dict(s) for s in selected],
+        dict(exclusions),
+    )
+    return audit_id

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -402,18 +403,20 @@ scale as materialized (
     select coalesce((select (f.weights->>'top')::float8 from frozen f), max(lexical), 0) as top
     from candidates
 ),
-saved as (
-    insert into turn_search_weights (workspace_id, turn_id, binding, weights)
-    select $1, $8, $31, jsonb_build_object(
+-- The weights this search ranked with, for its turn's later searches of the same binding
+-- (none if it ranked with frozen ones): returned, and saved by the statement that records what
+-- was shown (app.data.turns.record_shown). An INSERT ... SELECT here would keep Citus from
+-- routing this statement whole (docs/scale.md).
+ranked_with as (
+    select jsonb_build_object(
         'idf', (select coalesce(jsonb_object_agg(lexeme, idf), '{{}}') from weights),
         'avgdl', (select avgdl from corpus),
         'top', (select top from scale),
         'sources', (select coalesce(jsonb_agg(jsonb_build_array(id, lexical)), '[]')
                     from sources),
         'revisions', (select coalesce(jsonb_agg(jsonb_build_array(id, revised)), '[]')
-                      from revisions))
+                      from revisions)) as weights
     where not exists (select 1 from frozen)
-    on conflict do nothing
 ),
 scored as (
     select c.id, c.lexical,
@@ -497,6 +500,8 @@ ledger as materialized (
 select c.counts, c.examined, h.*, nh.neighbors,
        case when row_number() over () = 1 then (select version from ledger) end as turn_version,
        case when row_number() over () = 1 then (select evidence from ledger) end as evidence,
+       case when row_number() over () = 1 then (select weights from ranked_with) end
+           as new_weights,
        {REPORT_ALLOWED_AUDIENCES}
 from counted c
 left join hits h on true
@@ -530,6 +535,9 @@ class SearchRows:
     # the turn is gone).
     evidence: frozenset[int]
     turn_version: str | None
+    # The weights this search ranked with, if its turn had none frozen for its binding: to be
+    # saved with what it shows (app.data.turns.record_shown).
+    new_weights: Mapping[str, Any] | None = None
 
 
 async def search(
@@ -581,6 +589,7 @@ async def search(
         neighbors,
         frozenset(head["evidence"]) if head is not None else frozenset(),
         head["turn_version"] if head is not None else None,
+        head["new_weights"] if head is not None else None,
     )
 
 

@@ -1,5 +1,5 @@
-"""The statement of messageSearch: the bounded, authorized candidate scan, the page, its audit
-row, and the page's messages with their highlights.
+"""The statements of messageSearch: the bounded, authorized candidate scan, the page and the
+page's messages with their highlights in one; then the page's audit row.
 
 Invariant: every filter only removes rows. The scan starts from the viewer's own workspace and
 from the documents whose vector matches the query; the position, scope, author and time (since,
@@ -13,6 +13,12 @@ The scan is bounded: at most `budget` candidates (documents matching text and ev
 are examined per request, newest first. The candidates carry ids, order keys and the first
 eligibility rule each fails — never text; only the page's bodies are read, from the canonical
 rows whose verdicts admitted them, in the same statement.
+
+The audit row is its own INSERT, written before the page is returned: a failed write fails the
+search and nothing is shown. Inside the page's statement (a data-modifying CTE) it would save a
+round trip on plain PostgreSQL, but on Citus an INSERT ... SELECT there splits the statement
+into subplans, each a round trip to the shard (17 for a page: 32 ms instead of 13 at 100k
+messages; docs/scale.md); the page's statement is one router query instead.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from datetime import datetime
 
 import asyncpg
 
-from app.data.audit import SearchAudit, audit_insert
+from app.data.audit import SearchAudit, write_audit
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
     REPORT_ALLOWED_AUDIENCES,
@@ -311,8 +317,8 @@ async def search_page(
     budget: int,
     audit: SearchAudit,
 ) -> PageRows:
-    """A page of `first`: the bounded, authorized scan, the page, its audit row, its messages
-    (with author and scope) and their highlights, in one statement.
+    """A page of `first`: the bounded, authorized scan, the page, its messages (with author and
+    scope) and their highlights in one statement; then its audit row.
 
     Most pages fill from their first few candidates, so the scan probes a little past what a
     full page needs (`2 * first + 1`: a page and the one eligible match that proves a next one,
@@ -325,8 +331,9 @@ async def search_page(
     this statement computes: the first `first` eligible candidates; the candidates before a
     further eligible one are the examined ones, whose exclusions the audit counts).
 
-    The audit row is a data-modifying CTE: written with the page it describes or, if the write
-    fails, the statement fails and nothing is shown. The page's messages are read from the rows
+    The audit row (what the page selected, what its examined candidates were excluded by) is
+    written next; if that fails, the search fails and nothing is shown. The page's messages are
+    read from the rows
     their verdicts were decided on: one statement sees one snapshot, so the row shown is the
     row found eligible (an authorization "again" in a later statement, as the loaders do, is
     for rows read in another snapshot; here it would only cost planning, ~0.5 ms)."""
@@ -384,16 +391,6 @@ async def search_page(
     # Marks in a body are replaced in the highlighted copy first (both are one UTF-16 unit).
     marks_from, marks_to = p.add(START_MARK + STOP_MARK), p.add(_REPLACEMENT * 2)
     options = p.add(_HEADLINE_OPTIONS)
-    audit_row = audit_insert(
-        p,
-        audit,
-        selected="(select coalesce(jsonb_agg(jsonb_build_object('message_id', message_id)"
-        " order by k), '[]'::jsonb) from page)",
-        exclusions="(select jsonb_build_object("
-        "'no_evidence', count(*) filter (where excluded_by = 'no_evidence'),"
-        " 'audience', count(*) filter (where excluded_by = 'audience'),"
-        " 'lineage', count(*) filter (where excluded_by = 'lineage')) from examined)",
-    )
     sql = f"""
         with {allowed},
         probe as materialized ({probe_scan}),
@@ -427,7 +424,6 @@ async def search_page(
             select * from candidates where k < coalesce((select k from cut), {_INT_MAX})
         ),
         page as materialized (select * from examined where excluded_by is null),
-        audited as ({audit_row}),
         marks as materialized (
             select recall_search_tsquery(
                 array(select recall_without_cjk(t) from unnest({include}::text[]) as t),
@@ -457,7 +453,6 @@ async def search_page(
                    as lineage,
                l.message_id as l_message_id, l.global_seq as l_global_seq,
                l.scope_id as l_scope_id, l.seq as l_seq, l.excluded_by as l_excluded_by,
-               (select id from audited) as audit_id,
                pg.message_id as c_message_id, pg.global_seq as c_global_seq,
                pg.scope_id as c_scope_id, pg.seq as c_seq, pg.excluded_by as c_excluded_by,
                h.*,
@@ -471,6 +466,14 @@ async def search_page(
     rows = await db.fetch(sql, *p.values)
     db.remember_allowed_audiences(destination, rows)
     head = rows[0]
+    exclusions = {rule: int(head[rule]) for rule in ("no_evidence", "audience", "lineage")}
+    await write_audit(
+        db,
+        destination[0],
+        audit,
+        selected=[{"message_id": r["c_message_id"]} for r in rows if r["c_message_id"] is not None],
+        exclusions=exclusions,
+    )
     hits = [
         PageHit(
             _candidate(r, "c_"),
@@ -487,5 +490,5 @@ async def search_page(
         bool(head["cut"]),
         int(head["examined_count"]),
         _candidate(head, "l_") if head["l_message_id"] is not None else None,
-        {rule: int(head[rule]) for rule in ("no_evidence", "audience", "lineage")},
+        exclusions,
     )

@@ -265,8 +265,10 @@ async def record_shown(
     audit: SearchAudit,
     selected: Sequence[Mapping[str, Any]],
     exclusions: Mapping[str, int],
+    weights: tuple[str, Mapping[str, Any]] | None = None,
 ) -> bool:
-    """What a historySearch showed joins the turn's ledger, and its audit row is written, in one
+    """What a historySearch showed joins the turn's ledger, and its audit row is written (and
+    the `weights` it ranked with frozen for its binding, if given), in one
     statement, if the turn's row is still at `version` (its xmin when the search read the
     ledger); False, writing nothing, if another search of the turn recorded in between. Each
     recording rewrites the turn's row (a no-op update: a turn never changes), so a new version
@@ -275,6 +277,17 @@ async def record_shown(
     SELECT ... FOR UPDATE would go on with a ledger read before the wait."""
     p = Params([workspace_id, turn_id, agent_id, version])
     ids = p.add(list(message_ids))
+    saved = ""
+    if weights is not None:
+        binding, ranked_with = weights
+        # A concurrent first search of the same binding may have saved its own: the first kept.
+        saved = f"""
+        saved as (
+            insert into turn_search_weights (workspace_id, turn_id, binding, weights)
+            select $1, t.id, {p.add(binding)}::text, {p.add(dict(ranked_with))}::jsonb
+            from turn t
+            on conflict do nothing
+        ),"""
     audited = audit_insert(
         p,
         audit,
@@ -293,7 +306,7 @@ async def record_shown(
             insert into turn_evidence (workspace_id, turn_id, message_id)
             select $1, t.id, x from turn t cross join unnest({ids}::bigint[]) as x
             on conflict do nothing
-        ),
+        ),{saved}
         audited as ({audited})
         select (select count(*) from turn) = 1 as recorded, (select id from audited) as audit_id
         """,

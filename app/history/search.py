@@ -195,6 +195,7 @@ async def history_search(
                 "examined": found.examined,
                 "window": ranking.WINDOW,
             },
+            weights=(bound_to, found.new_weights) if found.new_weights is not None else None,
         )
         if not recorded:
             return None

@@ -1,13 +1,14 @@
-"""One messageSearch: parsed, bound, then scanned, paged, audited and hydrated in one statement.
+"""One messageSearch: parsed, bound, then scanned, paged and hydrated in one statement, audited
+in the next.
 
 Order of work:
   1. the query is parsed and the filters (decoded ids, the time bounds in UTC) bound into the cursor's binding, so a
      cursor from any other search is INVALID_CURSOR before anything is read;
   2. the readiness gate (SEARCH_UNAVAILABLE until the workspace's index is complete);
   3. one statement (app.data.message_search.search_page): the bounded, authorized candidate
-     scan, the page (decided as app.search.paging.page_of decides it), the audit row, and the
-     page's messages (authorized again) with their highlights; the caller's `remember` keeps
-     what loaded for the rest of the request (the loaders' cache).
+     scan, the page (decided as app.search.paging.page_of decides it), and the page's messages
+     (authorized again) with their highlights; then the page's audit row; the caller's
+     `remember` keeps what loaded for the rest of the request (the loaders' cache).
 A failed audit write fails the search: nothing is shown that was not audited.
 """
 
@@ -125,8 +126,8 @@ async def message_search(
 
     ensure_read_ready(reader.search_ready)
     budget = budget_for(first)
-    # One statement (no transaction needed: it is atomic): the scan, the page, its audit row,
-    # and the page's messages and highlights. A failed audit write fails the search.
+    # One statement: the scan, the page, and the page's messages and highlights; then the
+    # page's audit row. A failed audit write fails the search (nothing is shown).
     found = await search_page(
         db,
         CandidateQuery(
