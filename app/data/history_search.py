@@ -209,9 +209,10 @@ REVISES_OVERLAP = 0.4
 # rows. Every examined match is counted once, under the first rule that removed it (the CASE
 # evaluates the shared fragments in order and stops at the first that fails). The pool that is
 # ranked is the window's rows whose verdict is `eligible` — every conjunct of the fragment
-# passed — before any score exists. Ages are measured from the turn's start (not now()), so the order is stable
-# across cursor pages; exp() is clamped because PostgreSQL raises on float underflow. The counts
-# come on every row, and on a single row of NULL hits when the page is empty.
+# passed — before any score exists. Ages are measured from the turn's start (not now()), so
+# the order is stable across cursor pages; exp() is clamped because PostgreSQL raises on float
+# underflow. The counts come on every row, and on a single row of NULL hits when the page is
+# empty.
 _SEARCH = f"""
 with {_EXAMINED},
 {allowed_audiences_cte("$25")},
@@ -484,8 +485,8 @@ hits as (
     left join scopes ps on ps.workspace_id = $1 and ps.id = s.parent_id
 ),
 -- Each hit's neighbors. In a CTE, not a subquery of the final select list: on Citus a
--- correlated subquery there holding the lineage walk (a recursive CTE), beside the
--- data-modifying `saved`, keeps the statement from being routed to one shard.
+-- correlated subquery there holding the lineage walk (a recursive CTE) kept the statement from
+-- being routed to one shard while it also had a data-modifying CTE (docs/scale.md, Rules).
 neighborhoods as (
     select h.id, {neighbors_of("h", "$5")} as neighbors from hits h
 ),
