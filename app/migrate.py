@@ -175,7 +175,8 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
     distributed and colocated (or to a reference table), which the schema's cycles (workspaces
     and namespaces, scopes and messages by root) make impossible in any order. So the foreign
     keys of the tables still to distribute are dropped, every table is distributed, and the
-    same keys are added back (and validated) in the same transaction.
+    same keys are added back (and validated) in the same transaction; so are their triggers,
+    which must not fire while a table's existing rows are copied into its shards.
     """
     if not await is_citus_coordinator(conn):
         return []
@@ -211,6 +212,22 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
         )
         for key in keys:
             await conn.execute(f'alter table "{key["tbl"]}" drop constraint "{key["conname"]}"')
+        # The table triggers go too, and come back after: distributing a table that has rows
+        # (an existing database) copies them into its shards, and the triggers would fire on
+        # that copy: index documents already indexed, count terms already counted, give a
+        # workspace a second readiness row, and reach tables not distributed yet.
+        triggers = await conn.fetch(
+            """
+            select t.tgrelid::regclass::text as tbl, t.tgname, pg_get_triggerdef(t.oid) as def
+            from pg_trigger t
+            where not t.tgisinternal and t.tgenabled = 'O'
+              and t.tgrelid::regclass::text = any($1::text[])
+            order by 1, 2
+            """,
+            tables,
+        )
+        for trigger in triggers:
+            await conn.execute(f'drop trigger "{trigger["tgname"]}" on "{trigger["tbl"]}"')
         for table, constraint in _UNROUTABLE_UNIQUES:
             if table in tables:
                 await conn.execute(
@@ -238,6 +255,8 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
             await conn.execute(
                 f'alter table "{key["tbl"]}" add constraint "{key["conname"]}" {key["def"]}'
             )
+        for trigger in triggers:
+            await conn.execute(trigger["def"])
         # Citus hides shards from catalog queries by adding a function call per pg_class row,
         # which makes asyncpg's type introspection (once per connection, at the first array
         # or composite type: nearly every statement of Recall) take about a second. Recall

@@ -7,6 +7,7 @@ import asyncio
 import shutil
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -19,6 +20,7 @@ from app.migrate import (
     packaged_migrations,
     pending,
 )
+from tests.conftest import on_citus
 
 _SOURCE_TREE_MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -124,5 +126,62 @@ async def test_a_database_in_use_upgrades_to_the_latest_migration(
             1,
             1,
         )
+    finally:
+        await conn.close()
+
+
+async def test_an_existing_database_is_distributed_by_migrate_once_workers_join(
+    empty_dsn: str, settings: Any
+) -> None:
+    """docs/scale.md, An existing database: a Recall database in use on a single server (here a
+    Citus database with no workers yet, so nothing is distributed) keeps its rows, searches
+    and tokens when the workers are added and `recall migrate` runs again."""
+    if not on_citus():
+        pytest.skip("distribution is a Citus property")
+    from app.data.tokens import issue_actor_token
+    from tests.client import graphql_client
+    from tests.message_search_support import keys
+    from tests.personas import load_personas
+
+    conn = await connect(empty_dsn)
+    try:
+        workers = await conn.fetch(
+            "select nodename, nodeport from pg_dist_node where groupid > 0 order by nodeport"
+        )
+        for w in workers:
+            await conn.execute("select citus_remove_node($1, $2)", w["nodename"], w["nodeport"])
+        await migrate(conn)
+        assert await conn.fetchval("select count(*) from pg_dist_partition") == 0
+        await load_personas(conn)
+        alice = await issue_actor_token(conn, "acme", "member", "alice")
+        async with graphql_client(settings, empty_dsn) as client:
+            before = await keys(client, alice, "Acme")
+        assert before
+        derived = (
+            "select (select count(*) from search_documents), (select count(*) from"
+            " search_readiness), (select sum(documents) from search_term_stats),"
+            " (select documents from search_corpus_stats where workspace_id ="
+            " (select workspace_id from workspace_keys where key = 'acme'))"
+        )
+        rows_before = tuple(await conn.fetchrow(derived))
+
+        for w in workers:
+            await conn.execute("select citus_add_node($1, $2)", w["nodename"], w["nodeport"])
+        await migrate(conn)
+        distributed = await conn.fetchval(
+            "select count(*) from pg_dist_partition where partmethod = 'h'"
+        )
+        assert distributed > 10
+        # The rows moved to the workers' shards: none is left in the coordinator's tables.
+        placements = await conn.fetchval(
+            "select count(distinct nodeport) from pg_dist_shard_placement p"
+            " join pg_dist_shard s using (shardid)"
+            " where s.logicalrelid = 'messages'::regclass"
+        )
+        assert placements == len(workers)
+        async with graphql_client(settings, empty_dsn) as client:
+            assert await keys(client, alice, "Acme") == before
+        # No trigger fired on the copy: no document indexed twice, no term counted twice.
+        assert tuple(await conn.fetchrow(derived)) == rows_before
     finally:
         await conn.close()
