@@ -27,17 +27,15 @@ import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from app.api.ids import encode_id
 from app.data.tokens import issue_actor_token
 from app.db import connect, resolve_database_url
 from app.history import search as history
-from app.server import create_app, in_process
 from app.settings import Settings
+from bench.cluster import with_database
 from bench.generate import PERSONA_HEAVY, SCOUT_AGENT
+from bench.in_process import graphql
 
 START = """mutation($s: ID!, $r: ID!) {
   startTurn(scopeId: $s, requesterId: $r, window: 0) { token }
@@ -93,39 +91,26 @@ async def run(dsn: str, rev: str, reps: int) -> dict[str, dict[str, float]]:
     finally:
         await conn.close()
     out: dict[str, dict[str, float]] = {}
-    async with in_process(create_app(Settings(), dsn)) as asgi:
-        transport = httpx.ASGITransport(app=asgi)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
-
-            async def gql(query: str, variables: dict[str, Any], bearer: str) -> Any:
-                r = await http.post(
-                    "/graphql", json={"query": query, "variables": variables},
-                    headers={"authorization": f"Bearer {bearer}"},
-                )  # fmt: skip
-                body = r.json()
-                if body.get("errors"):
-                    raise RuntimeError(json.dumps(body["errors"])[:400])
-                return body["data"]
-
-            for name, term in TERMS.items():
-                times: dict[str, list[float]] = {}
-                for i in range(reps + 2):  # the first two rounds warm up
-                    for which in ("before", "after") if i % 2 == 0 else ("after", "before"):
-                        namespace["search"] = before if which == "before" else current
-                        turn = await gql(
-                            START,
-                            {"s": encode_id("Scope", scope), "r": encode_id("Member", owner)},
-                            token,
-                        )
-                        for kind in ("first", "repeat"):
-                            started = time.perf_counter()
-                            await gql(SEARCH, {"q": term}, turn["startTurn"]["token"])
-                            if i >= 2:
-                                times.setdefault(f"{which} {kind}", []).append(
-                                    (time.perf_counter() - started) * 1000
-                                )
-                out[name] = {k: round(statistics.median(v), 2) for k, v in sorted(times.items())}
-                print(name, json.dumps(out[name]), file=sys.stderr, flush=True)
+    async with graphql(dsn) as gql:
+        for name, term in TERMS.items():
+            times: dict[str, list[float]] = {}
+            for i in range(reps + 2):  # the first two rounds warm up
+                for which in ("before", "after") if i % 2 == 0 else ("after", "before"):
+                    namespace["search"] = before if which == "before" else current
+                    turn = await gql(
+                        START,
+                        {"s": encode_id("Scope", scope), "r": encode_id("Member", owner)},
+                        token,
+                    )
+                    for kind in ("first", "repeat"):
+                        started = time.perf_counter()
+                        await gql(SEARCH, {"q": term}, turn["startTurn"]["token"])
+                        if i >= 2:
+                            times.setdefault(f"{which} {kind}", []).append(
+                                (time.perf_counter() - started) * 1000
+                            )
+            out[name] = {k: round(statistics.median(v), 2) for k, v in sorted(times.items())}
+            print(name, json.dumps(out[name]), file=sys.stderr, flush=True)
     namespace["search"] = current
     return out
 
@@ -137,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=15)
     args = parser.parse_args(argv)
     server = resolve_database_url(Settings())
-    dsn = urlunsplit(urlsplit(server)._replace(path="/" + args.reuse))
+    dsn = with_database(server, args.reuse)
     print(json.dumps(asyncio.run(run(dsn, args.rev, args.reps))))
 
 

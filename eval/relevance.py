@@ -33,11 +33,9 @@ from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import bm25s
-import httpx
 import Stemmer
 
 from app.api.ids import encode_id
@@ -45,8 +43,9 @@ from app.data.eligibility import eligible, in_perspective
 from app.db import connect, resolve_database_url
 from app.fixtures.importer import import_fixture
 from app.migrate import migrate
-from app.server import create_app, in_process
 from app.settings import Settings
+from bench.cluster import with_database
+from bench.in_process import graphql
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
@@ -179,10 +178,6 @@ def bm25_rank(docs: list[Doc], query: str, parts: bool = False) -> list[str]:
 # --- the run ---------------------------------------------------------------------------------
 
 
-def _with_database(dsn: str, name: str) -> str:
-    return urlunsplit(urlsplit(dsn)._replace(path="/" + name))
-
-
 def _shifted(fixture: dict[str, Any], anchor: datetime, now: datetime) -> dict[str, Any]:
     delta = now - anchor
     for m in fixture["messages"]:
@@ -212,7 +207,7 @@ async def run(
     admin = await asyncpg.connect(dsn)
     await admin.execute(f'create database "{name}"')
     try:
-        target = _with_database(dsn, name)
+        target = with_database(dsn, name)
         conn = await connect(target)
         try:
             await migrate(conn)
@@ -348,57 +343,43 @@ async def _queries(
     }
     eligible_of: dict[tuple[str, str, str], list[Doc]] = {}
     outcomes: list[Outcome] = []
-    app = create_app(Settings(), dsn)
-    async with in_process(app) as asgi:
-        transport = httpx.ASGITransport(app=asgi)
-        async with httpx.AsyncClient(transport=transport, base_url="http://recall.eval") as http:
-
-            async def gql(query: str, variables: dict[str, Any], token: str) -> Any:
-                r = await http.post(
-                    "/graphql", json={"query": query, "variables": variables},
-                    headers={"authorization": f"Bearer {token}"},
-                )  # fmt: skip
-                body = r.json()
-                if body.get("errors"):
-                    raise RuntimeError(json.dumps(body["errors"])[:500])
-                return body["data"]
-
-            for q in queries:
-                t = q["turn"]
-                # A fresh turn per query: the evidence ledger of one turn would fill up and
-                # shrink later pages, which is a property of turns, not of ranking.
-                started = await gql(
-                    START,
-                    {"scope": encode_id("Scope", scopes[t["scope"]]),
-                     "requester": encode_id("Member", ids[t["requester"]])},
-                    agent_tokens[t["agent"]],
-                )  # fmt: skip
-                turn_key = (t["agent"], t["scope"], t["requester"])
-                if turn_key not in eligible_of:
-                    eligible_of[turn_key] = await _eligible(conn)
-                docs = eligible_of[turn_key]
-                keys = {d.key for d in docs}
-                data = await gql(
-                    SEARCH, {"q": q["query"], "first": first}, started["startTurn"]["token"]
-                )
-                edges = data["historySearch"]["edges"]
-                out = Outcome(q)
-                out.ranked["recall"] = [e["node"]["message"]["key"] for e in edges]
-                out.why = [{c["name"]: c["value"] for c in e["node"]["why"]} for e in edges]
-                out.scores = [e["node"]["score"] for e in edges]
-                out.docs = docs
-                shown = out.ranked["recall"] + [
-                    n["key"] for e in edges for n in e["node"]["before"] + e["node"]["after"]
-                ]
-                out.ineligible_hits = [k for k in shown if k not in keys]
-                out.eligible_grades = {k: g for k, g in q["grades"].items() if k in keys}
-                outcomes.append(out)
-                if not baselines:
-                    continue
-                out.ranked["bm25"] = bm25_rank(docs, q["query"])
-                out.ranked["bm25_parts"] = bm25_rank(docs, q["query"], parts=True)
-                ts, newest = await _sql_baselines(conn, docs, q["query"])
-                out.ranked["ts_rank_cd"], out.ranked["newest"] = ts, newest
+    async with graphql(dsn) as gql:
+        for q in queries:
+            t = q["turn"]
+            # A fresh turn per query: the evidence ledger of one turn would fill up and
+            # shrink later pages, which is a property of turns, not of ranking.
+            started = await gql(
+                START,
+                {"scope": encode_id("Scope", scopes[t["scope"]]),
+                 "requester": encode_id("Member", ids[t["requester"]])},
+                agent_tokens[t["agent"]],
+            )  # fmt: skip
+            turn_key = (t["agent"], t["scope"], t["requester"])
+            if turn_key not in eligible_of:
+                eligible_of[turn_key] = await _eligible(conn)
+            docs = eligible_of[turn_key]
+            keys = {d.key for d in docs}
+            data = await gql(
+                SEARCH, {"q": q["query"], "first": first}, started["startTurn"]["token"]
+            )
+            edges = data["historySearch"]["edges"]
+            out = Outcome(q)
+            out.ranked["recall"] = [e["node"]["message"]["key"] for e in edges]
+            out.why = [{c["name"]: c["value"] for c in e["node"]["why"]} for e in edges]
+            out.scores = [e["node"]["score"] for e in edges]
+            out.docs = docs
+            shown = out.ranked["recall"] + [
+                n["key"] for e in edges for n in e["node"]["before"] + e["node"]["after"]
+            ]
+            out.ineligible_hits = [k for k in shown if k not in keys]
+            out.eligible_grades = {k: g for k, g in q["grades"].items() if k in keys}
+            outcomes.append(out)
+            if not baselines:
+                continue
+            out.ranked["bm25"] = bm25_rank(docs, q["query"])
+            out.ranked["bm25_parts"] = bm25_rank(docs, q["query"], parts=True)
+            ts, newest = await _sql_baselines(conn, docs, q["query"])
+            out.ranked["ts_rank_cd"], out.ranked["newest"] = ts, newest
     return outcomes
 
 

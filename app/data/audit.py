@@ -42,20 +42,21 @@ class SearchAudit:
 def audit_insert(
     p: Params, audit: SearchAudit, *, selected: str, exclusions: str, source: str | None = None
 ) -> str:
-    """The audit row's INSERT for a data-modifying CTE of the search's own statement, so that
-    the row and the result it describes are one atomic statement: `selected` and `exclusions`
-    are SQL expressions (over the statement's page, or bound values); the rest is bound here
-    ($1 is the workspace, as in every search statement). With `source`, one row per row of it
-    (a CTE that may be empty: then no row is written)."""
-    return (
-        "insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,"
-        " filters, destination, selected, exclusions)"
-        f" select $1, {p.add(audit.surface)}::text, {p.add(audit.actor_id)}::bigint,"
+    """The audit row's INSERT: `selected` and `exclusions` are SQL expressions (bound values, or
+    over the statement's CTEs); the rest is bound here ($1 is the workspace, as in every search
+    statement). With `source`, one row per row of it (a CTE that may be empty: then no row is
+    written), for a data-modifying CTE; without, an INSERT ... VALUES, which Citus routes to
+    the workspace's shard as it is."""
+    values = (
+        f"$1, {p.add(audit.surface)}::text, {p.add(audit.actor_id)}::bigint,"
         f" {p.add(audit.turn_id)}::bigint, {p.add(audit.query_digest)}::text,"
         f" {p.add(dict(audit.filters))}::jsonb, {p.add(dict(audit.destination))}::jsonb,"
         f" {selected}, {exclusions}"
-        + (f" from {source}" if source is not None else "")
-        + " returning id"
+    )
+    rows = f"select {values} from {source}" if source is not None else f"values ({values})"
+    return (
+        "insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,"
+        f" filters, destination, selected, exclusions) {rows} returning id"
     )
 
 
@@ -67,21 +68,15 @@ async def write_audit(
     selected: Sequence[Mapping[str, Any]],
     exclusions: Mapping[str, int],
 ) -> int:
-    """The audit row of a search whose result is decided, as its own INSERT ... VALUES (on
-    Citus a router query on the workspace's shard, where an INSERT ... SELECT inside the
-    search's statement would split that statement into subplans: docs/scale.md)."""
-    audit_id: int = await db.fetchval(
-        "insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,"
-        " filters, destination, selected, exclusions)"
-        " values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb) returning id",
-        workspace_id,
-        audit.surface,
-        audit.actor_id,
-        audit.turn_id,
-        audit.query_digest,
-        dict(audit.filters),
-        dict(audit.destination),
-        [dict(s) for s in selected],
-        dict(exclusions),
+    """The audit row of a search whose result is decided, as its own statement (on Citus an
+    INSERT ... SELECT inside the search's statement would split that statement into
+    subplans: docs/scale.md)."""
+    p = Params([workspace_id])
+    sql = audit_insert(
+        p,
+        audit,
+        selected=f"{p.add([dict(s) for s in selected])}::jsonb",
+        exclusions=f"{p.add(dict(exclusions))}::jsonb",
     )
+    audit_id: int = await db.fetchval(sql, *p.values)
     return audit_id
