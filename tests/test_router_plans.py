@@ -27,35 +27,21 @@ from typing import Any
 import asyncpg
 import pytest
 
-import app.db
 from app.data.tokens import issue_connector_token
 from tests.changes_support import Connector, every_kind_of_change, post
-from tests.client import GraphQLClient, graphql_client
+from tests.client import GraphQLClient
 from tests.conftest import on_citus
 from tests.history_support import REPLY, gid, load_history_personas, start_turn
 from tests.history_support import search as history_search
 from tests.message_search_support import author, search
 from tests.personas import load_personas
+from tests.recording import Recorder, recording_client
 
 pytestmark = pytest.mark.skipif(not on_citus(), reason="router plans are a Citus property")
 
-# Statements without a plan: transaction control, and the session settings of a connection.
-_NO_PLAN = re.compile(r"^\s*(begin|commit|rollback|set|reset|show|select\s+pg_)", re.I)
 
-
-class Recorder:
-    """The statements of the app's pool, as (query, args), in the order they ran."""
-
-    def __init__(self) -> None:
-        self.statements: list[tuple[str, tuple[Any, ...]]] = []
-
-    def __call__(self, record: Any) -> None:
-        if record.exception is None and not _NO_PLAN.match(record.query):
-            self.statements.append((record.query, tuple(record.args or ())))
-
-    def take(self) -> list[tuple[str, tuple[Any, ...]]]:
-        taken, self.statements = self.statements, []
-        return taken
+async def _guard(conn: asyncpg.Connection) -> None:
+    await conn.execute("set citus.multi_task_query_log_level = error")
 
 
 @pytest.fixture
@@ -64,17 +50,8 @@ async def recorded(
 ) -> AsyncIterator[tuple[GraphQLClient, Recorder]]:
     """A client of the app whose every pooled connection reports its statements and refuses
     to run one that is planned as several tasks."""
-    recorder = Recorder()
-    original = app.db._init_connection
-
-    async def init(conn: asyncpg.Connection) -> None:
-        await original(conn)
-        await conn.execute("set citus.multi_task_query_log_level = error")
-        conn.add_query_logger(recorder)
-
-    monkeypatch.setattr(app.db, "_init_connection", init)
-    async with graphql_client(settings, dsn) as client:
-        yield client, recorder
+    async with recording_client(monkeypatch, settings, dsn, _guard) as recorded:
+        yield recorded
 
 
 _WRITES = re.compile(r"\b(insert\s+into|update\s+\w+\s+\w*\s*set|delete\s+from)\b", re.I)

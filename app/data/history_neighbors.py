@@ -25,7 +25,7 @@ class Neighbors:
     after: tuple[MessageRow, ...]
 
 
-def neighbors_of(hit: str, agent: str) -> str:
+def neighbors_of(hit: str, agent: str, *, complete: bool = False) -> str:
     """A JSON array of [side, message columns...] arrays: up to EACH eligible messages on either
     side of the hit `hit` (an alias with scope_id and seq) in its scope, in seq order, for the
     agent `agent`. The statement defines the allowed_audiences CTE. The eligibility and
@@ -34,10 +34,11 @@ def neighbors_of(hit: str, agent: str) -> str:
 
     JSON rather than an array of anonymous records: on Citus the shard's result reaches the
     coordinator as text, and PostgreSQL cannot read an anonymous record back from text ("input
-    of anonymous composite types is not implemented")."""
+    of anonymous composite types is not implemented"). `complete` as for
+    eligibility.lineage_allows."""
     where = (
         f"m.workspace_id = $1 and m.scope_id = {hit}.scope_id"
-        f" and {eligible('m', ALLOWED_FROM_CTE)} and {in_perspective('m.scope_id', agent)}"
+        f" and {eligible('m', ALLOWED_FROM_CTE, complete=complete)} and {in_perspective('m.scope_id', agent)}"
     )
     return f"""(
         select coalesce(jsonb_agg(jsonb_build_array(n.side, n.id, n.key, n.scope_id, n.seq,

@@ -205,6 +205,7 @@ REVISING = 100
 # not a noise message that shares one common word with a weak one and says "moved".
 REVISES_OVERLAP = 0.4
 
+
 # One statement: the examined window, its exclusion counts, and the ranked page of its eligible
 # rows. Every examined match is counted once, under the first rule that removed it (the CASE
 # evaluates the shared fragments in order and stops at the first that fails). The pool that is
@@ -212,8 +213,10 @@ REVISES_OVERLAP = 0.4
 # passed — before any score exists. Ages are measured from the turn's start (not now()), so
 # the order is stable across cursor pages; exp() is clamped because PostgreSQL raises on float
 # underflow. The counts come on every row, and on a single row of NULL hits when the page is
-# empty.
-_SEARCH = f"""
+# empty. `complete`: the reader's Reader.lineage_complete (a missing lineage summary is denied,
+# not walked: eligibility.lineage_allows).
+def _search_sql(complete: bool) -> str:
+    return f"""
 with {_EXAMINED},
 {allowed_audiences_cte("$25")},
 -- OFFSET 0 keeps the check a probe per distinct scope (two index lookups) rather than a join
@@ -232,7 +235,8 @@ verdicts as materialized (
             when coalesce({_IN_CONTEXT}, true) then 'already_in_context'
             when not coalesce({has_evidence("m")}, false) then 'no_evidence'
             when not coalesce({audience_allows("m", ALLOWED_FROM_CTE)}, false) then 'audience'
-            when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE)}, false) then 'lineage'
+            when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE, complete=complete)}, false)
+                then 'lineage'
             else 'eligible'
         end as rule
     from examined m
@@ -344,7 +348,7 @@ extra as (
     left join search_documents d on d.workspace_id = $1 and d.message_id = m.id
     where m.id not in (select p.id from pool p)
       and {in_perspective("m.scope_id", "$5")} and not {_IN_CONTEXT}
-      and {eligible("m", ALLOWED_FROM_CTE)}
+      and {eligible("m", ALLOWED_FROM_CTE, complete=complete)}
       and ($10::bigint is null or m.author_id = $10)
       and ($11::timestamptz is null or m.created_at >= $11)
       and ($12::timestamptz is null or m.created_at < $12)
@@ -488,7 +492,7 @@ hits as (
 -- correlated subquery there holding the lineage walk (a recursive CTE) kept the statement from
 -- being routed to one shard while it also had a data-modifying CTE (docs/scale.md, Rules).
 neighborhoods as (
-    select h.id, {neighbors_of("h", "$5")} as neighbors from hits h
+    select h.id, {neighbors_of("h", "$5", complete=complete)} as neighbors from hits h
 ),
 -- The turn's ledger and the version of its row as this statement saw them: the search is
 -- recorded (app.data.turns.record_shown) only if no other search of the turn recorded since.
@@ -510,6 +514,8 @@ left join neighborhoods nh on nh.id = h.id
 order by h.score desc, h.id desc
 """
 
+
+_SEARCH = {complete: _search_sql(complete) for complete in (False, True)}
 
 RULES = ("already_in_context", "no_evidence", "audience", "lineage", "eligible")
 
@@ -547,13 +553,15 @@ async def search(
     filters: SearchFilters,
     rank: RankInputs,
     page: PageRequest,
+    *,
+    lineage_complete: bool = False,
 ) -> SearchRows:
     """Up to `page.limit` hits in ranking order (after the cursor position, if any) with their
     neighbors, the exclusion counts of the window they were ranked from, and the turn's
     ledger: one statement."""
     after_score, after_id = page.after if page.after else (None, None)
     rows = await db.fetch(
-        _SEARCH,
+        _SEARCH[lineage_complete],
         *filters.params(destination),
         page.window,
         rank.turn_created_at,

@@ -136,6 +136,8 @@ class CandidateQuery:
     author: AuthorCondition | None = None
     since: datetime | None = None
     until: datetime | None = None
+    # The reader's Reader.lineage_complete: a missing lineage summary is denied, not walked.
+    lineage_complete: bool = False
 
 
 def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
@@ -204,12 +206,16 @@ def _scan(
 # eligible()'s conjuncts in eligible()'s order, as a CASE so the audit can count each candidate
 # under the first rule that removed it. NULL fails closed (coalesce), and so does a document
 # that disagrees with its message row (m.id is null).
-_VERDICT = f"""
+def _verdict(complete: bool) -> str:
+    return f"""
     case
         when m.id is null or not coalesce({has_evidence("m")}, false) then 'no_evidence'
         when not coalesce({audience_allows("m", ALLOWED_FROM_CTE)}, false) then 'audience'
-        when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE)}, false) then 'lineage'
+        when not coalesce({lineage_allows("m", ALLOWED_FROM_CTE, complete=complete)}, false)
+            then 'lineage'
     end"""
+
+
 _CANONICAL = """
     left join lateral (
         select m.id, m.scope_id, m.author_id, m.global_seq, m.seq, m.created_at, m.evidence, m.deleted, m.audience_id, m.has_provenance, m.lineage_audience_ids,
@@ -220,11 +226,11 @@ _CANONICAL = """
         and m.global_seq = c.global_seq and m.seq = c.seq and m.created_at = c.created_at"""
 
 
-def _judged(cte: str) -> str:
-    """The candidates of `cte` with their verdicts."""
+def _judged(cte: str, complete: bool) -> str:
+    """The candidates of `cte` with their verdicts (`complete`: CandidateQuery's)."""
     return (
-        f"select c.message_id, c.global_seq, c.scope_id, c.seq, {_VERDICT} as excluded_by"
-        f" from {cte} c {_CANONICAL}"
+        f"select c.message_id, c.global_seq, c.scope_id, c.seq, {_verdict(complete)}"
+        f" as excluded_by from {cte} c {_CANONICAL}"
     )
 
 
@@ -249,7 +255,7 @@ async def scan_candidates(
     sql = f"""
         with {allowed},
         candidates as materialized ({scan}),
-        judged as ({_judged("candidates")})
+        judged as ({_judged("candidates", q.lineage_complete)})
         select j.*, {REPORT_ALLOWED_AUDIENCES} from judged j
         order by j.global_seq desc, j.scope_id, j.seq desc, j.message_id
     """
@@ -394,7 +400,7 @@ async def search_page(
     sql = f"""
         with {allowed},
         probe as materialized ({probe_scan}),
-        probed as materialized ({_judged("probe")}),
+        probed as materialized ({_judged("probe", q.lineage_complete)}),
         decided as materialized (
             select c.n, c.eligible, {go} as go,
                    coalesce(l.global_seq, {og}::bigint) as g,
@@ -411,7 +417,7 @@ async def search_page(
         candidates as materialized (
             select c.*, row_number() over w as k,
                    count(*) filter (where c.excluded_by is null) over w as e
-            from (select * from probed union all {_judged("rest")}) c
+            from (select * from probed union all {_judged("rest", q.lineage_complete)}) c
             window w as (order by c.global_seq desc, c.scope_id, c.seq desc, c.message_id
                          rows between unbounded preceding and current row)
         ),

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
+    LINEAGE_COMPLETE,
     Destination,
     eligible,
     in_perspective,
@@ -54,6 +55,10 @@ class Reader:
     search_ready: bool = False
     # Turn tokens: the turn, read with the token.
     turn: TurnContext | None = None
+    # No message of the workspace with provenance had a missing lineage summary when the token
+    # was read: this request's statements deny a missing one instead of walking its lineage
+    # (eligibility.lineage_allows). False walks, as every statement did before.
+    lineage_complete: bool = False
 
     @property
     def agent_id(self) -> int | None:
@@ -65,7 +70,7 @@ class Reader:
         defines the allowed_audiences CTE (eligibility.allowed_audiences_cte)."""
         if self.destination is None:
             return None
-        sql = eligible(m, ALLOWED_FROM_CTE)
+        sql = eligible(m, ALLOWED_FROM_CTE, complete=self.lineage_complete)
         if self.agent_id is not None:
             sql += " and " + in_perspective(f"{m}.scope_id", p.add(self.agent_id))
         return sql
@@ -120,7 +125,8 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
                tu.scope_id as turn_scope_id, coalesce(ts.parent_id, ts.id) as turn_conversation,
                tu.requester_id as turn_requester_id, tu.trigger_message_id as turn_trigger_id,
                tu.created_at as turn_created_at,
-               case when tu.id is not null then {_AGENT_CONVERSATIONS} end as turn_conversations
+               case when tu.id is not null then {_AGENT_CONVERSATIONS} end as turn_conversations,
+               {LINEAGE_COMPLETE.format(ws="$2")} as lineage_complete
         from tokens t
         join workspaces w on w.id = t.workspace_id
         left join search_readiness r on r.workspace_id = t.workspace_id
@@ -138,18 +144,20 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
     if row is None:
         return None
     ws, kind, actor = row["workspace_id"], row["kind"], row["actor_id"]
-    ready = row["search_ready"]
+    ready, complete = row["search_ready"], row["lineage_complete"]
     if kind == "member":
         ns = row["default_namespace_id"]
         if ns is None:
             return None
         destination = person_destination(ws, ns, actor)
-        return Reader(ws, "member", actor, destination, search_ready=ready)
+        return Reader(
+            ws, "member", actor, destination, search_ready=ready, lineage_complete=complete
+        )
     if kind == "agent":
-        return Reader(ws, "agent", actor, None, search_ready=ready)
+        return Reader(ws, "agent", actor, None, search_ready=ready, lineage_complete=complete)
     if kind == "connector":
         # No destination: a connector reads no message (docs/changes.md).
-        return Reader(ws, "connector", 0, None, search_ready=ready)
+        return Reader(ws, "connector", 0, None, search_ready=ready, lineage_complete=complete)
     if row["dest_ns"] is None:
         return None
     destination = Destination(ws, row["dest_kind"], row["dest_ns"], tuple(row["dest_readers"]))
@@ -163,4 +171,4 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
             row["turn_created_at"],
             tuple(row["turn_conversations"]),
         )
-    return Reader(ws, "turn", actor, destination, row["turn_id"], ready, turn)
+    return Reader(ws, "turn", actor, destination, row["turn_id"], ready, turn, complete)

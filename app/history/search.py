@@ -94,6 +94,7 @@ async def history_search(
     request: HistoryRequest,
     master_key: str | None,
     search_ready: bool,
+    lineage_complete: bool = False,
 ) -> HistoryResult:
     if not 1 <= request.first <= MAX_FIRST:
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
@@ -140,7 +141,9 @@ async def history_search(
     async def attempt() -> tuple[str, list[Shown], list[int], bool] | None:
         """Search, then record what is shown; None if another search of the turn recorded in
         between (nothing of this one was kept)."""
-        found: SearchRows = await search(db, destination, filters, rank, page)
+        found: SearchRows = await search(
+            db, destination, filters, rank, page, lineage_complete=lineage_complete
+        )
         if found.turn_version is None:
             raise Forbidden("this turn is gone")
         ledger.evidence = set(found.evidence)

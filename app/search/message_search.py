@@ -138,6 +138,7 @@ async def message_search(
             author=author,
             since=since,
             until=until,
+            lineage_complete=reader.lineage_complete,
         ),
         after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
         if start

@@ -36,6 +36,7 @@ async def resolve_history_search(info: Info, request: HistoryRequest) -> History
         destination=context.reader.destination,
         turn=context.reader.turn,
         search_ready=context.reader.search_ready,
+        lineage_complete=context.reader.lineage_complete,
         ledger=ledger,
         request=request,
         master_key=master.get_secret_value() if master else None,
