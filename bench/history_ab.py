@@ -71,7 +71,9 @@ async def run(dsn: str, rev: str, reps: int) -> dict[str, dict[str, float]]:
     namespace = vars(history)
     current = namespace["search"]
 
-    async def before(db: Any, destination: Any, filters: Any, rank: Any, page: Any) -> Any:
+    async def before(
+        db: Any, destination: Any, filters: Any, rank: Any, page: Any, **_: Any
+    ) -> Any:
         return await old.search(
             db, destination, _as(old.SearchFilters, filters),
             _as(old.RankInputs, rank, context_share=0.4), _as(old.PageRequest, page),

@@ -39,7 +39,7 @@ from bench.generate import (
 from bench.in_process import graphql
 from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
 
-_CASES = {
+_CASES: dict[str, tuple[str, str | None]] = {
     "rare": (RARE, PERSONA_HEAVY),
     "mid": (MID, PERSONA_HEAVY),
     "common": (COMMON, PERSONA_HEAVY),
@@ -61,16 +61,11 @@ async def _run(dsn: str, case: str, requests: int, top: int) -> dict[str, Any]:
             token = await issue_actor_token(conn, "bench", "member", persona)
         else:
             agent = await issue_actor_token(conn, "bench", "agent", SCOUT_AGENT)
-            scope, requester = await conn.fetchrow(
-                "select s.id, sm.actor_id from scopes s"
-                " join scope_members sm on sm.workspace_id = s.workspace_id and sm.scope_id = s.id"
-                " join actors a on a.workspace_id = s.workspace_id and a.id = sm.actor_id"
-                " join scope_members am on am.workspace_id = s.workspace_id"
-                "  and am.scope_id = s.id"
-                " join actors ag on ag.workspace_id = s.workspace_id and ag.id = am.actor_id"
-                " where ag.key = $1 and a.kind = 'member' and s.parent_id is null limit 1",
-                SCOUT_AGENT,
+            # The agent's DM with the heavy persona, as bench.explain's turn.
+            scope = await conn.fetchval(
+                "select id from scopes where key = $1", f"dm-{PERSONA_HEAVY}-{SCOUT_AGENT}"
             )
+            requester = await conn.fetchval("select id from actors where key = $1", PERSONA_HEAVY)
     finally:
         await conn.close()
     async with graphql(dsn) as gql:
@@ -80,7 +75,7 @@ async def _run(dsn: str, case: str, requests: int, top: int) -> dict[str, Any]:
             turn = await gql(
                 START_TURN,
                 {
-                    "scope": encode_id("Conversation", scope),
+                    "scope": encode_id("Scope", scope),
                     "requester": encode_id("Member", requester),
                 },
                 agent,
@@ -88,7 +83,7 @@ async def _run(dsn: str, case: str, requests: int, top: int) -> dict[str, Any]:
             token = turn["startTurn"]["token"]
             query, variables = HISTORY_SEARCH, {"q": term}
         else:
-            query, variables = MESSAGE_SEARCH, {"q": term, "author": None}
+            query, variables = MESSAGE_SEARCH, {"q": term}
         for _ in range(20):  # warm: parse/validation caches, the pool, the plans' catalogs
             await gql(query, variables, token)
         plain = time.process_time()

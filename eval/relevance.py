@@ -274,8 +274,13 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
     from app.data import history_search
     from app.history import ranking
 
+    # Both variants of the statement (with and without the live lineage walk).
     sql = history_search._SEARCH
-    plain = sql.replace(
+
+    def replaced(old: str, new: str) -> dict[bool, str]:
+        return {complete: text.replace(old, new) for complete, text in sql.items()}
+
+    plain = replaced(
         "recall_history_tsquery($6::text[], $7::text[])",
         "recall_search_tsquery($6::text[], $7::text[], true)",
     )
@@ -286,7 +291,7 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
                 setattr(ranking, k, type(kept[k])(v))
         history_search._SEARCH = plain if "identifiers" in settings else sql
         if "idf" in settings:
-            history_search._SEARCH = sql.replace(
+            history_search._SEARCH = replaced(
                 "ln(1 + (c.n - coalesce(s.documents, 0) + 0.5) / (coalesce(s.documents, 0) + 0.5))",
                 "1.0",
             )
