@@ -1,0 +1,179 @@
+"""app.api.execution's fast path answers exactly what graphql-core's own execution answers:
+the same data, the same errors at the same paths, for plain data, resolvers, unions and
+interfaces, nulls where the schema forbids them, values of the wrong type and exceptions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import strawberry
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from app.api.execution import RecallExecutionContext, without_info
+
+CALLS: list[str] = []
+
+
+@strawberry.interface
+class Named:
+    name: str
+
+
+@strawberry.type
+class Person(Named):
+    age: int
+
+
+@strawberry.type
+class Robot(Named):
+    model: str
+
+
+@strawberry.type
+class Span:
+    start: int
+    end: int
+
+
+@strawberry.type
+class Item:
+    key: str
+    spans: list[Span]
+    nullable_span: Span | None
+    # A plain field of a type with an is_type_of (it implements an interface).
+    boss: Person
+    maker: strawberry.Private[Any]
+    twin: strawberry.Private[Any] = None
+
+    def _hydrated_maker(self) -> Person | Robot | None:
+        return self.maker if not isinstance(self.maker, str) else None
+
+    @strawberry.field
+    @without_info(_hydrated_maker)
+    def made_by(self) -> Person | Robot:
+        CALLS.append("made_by")
+        return self._hydrated_maker() or Person(name=self.maker, age=0)
+
+    @strawberry.field
+    def named(self) -> Named:
+        CALLS.append("named")
+        return self.maker if not isinstance(self.maker, str) else Person(name=self.maker, age=0)
+
+    @strawberry.field
+    async def later(self) -> Span:
+        return Span(start=1, end=2)
+
+    @strawberry.field
+    def broken(self) -> Span:
+        raise ValueError("broken resolver")
+
+    @strawberry.field
+    @without_info(lambda self: self.twin)
+    def twin_of(self) -> Span:
+        return Span(start=-1, end=-1)
+
+
+ROWS: dict[str, list[Any]] = {}
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    def items(self, case: str) -> list[Item]:
+        return ROWS[case]
+
+
+def _item(key: str = "a", **changes: Any) -> Any:
+    fields: dict[str, Any] = {
+        "key": key,
+        "spans": [Span(start=0, end=3), Span(start=5, end=9)],
+        "nullable_span": None,
+        "boss": Person(name="Bo", age=50),
+        "maker": Person(name="Ada", age=36),
+    }
+    fields.update(changes)
+    return Item(**fields)
+
+
+ROWS.update(
+    {
+        "plain": [_item("a"), _item("b", maker=Robot(name="R2", model="astromech"))],
+        "unhydrated": [_item("c", maker="Grace")],
+        "twin": [_item("d", twin=Span(start=7, end=8))],
+        "null_leaf": [
+            _item("e"),
+            Item(key=None, spans=[], nullable_span=None, boss=None, maker="x"),
+        ],  # type: ignore[arg-type]
+        "null_item": [_item("f", spans=[Span(start=1, end=2), None])],
+        "wrong_leaf": [_item("g", spans=[Span(start="not a number", end=1)])],  # type: ignore[arg-type]
+        "wrong_object": [_item("h", spans=[Person(name="not a span", age=1)])],
+        "wrong_union": [_item("i", maker=Span(start=0, end=0))],
+        "wrong_type_of": [_item("j"), _item("k", boss=Span(start=1, end=2))],
+        "empty": [],
+    }
+)
+
+QUERY = """
+query($case: String!, $broken: Boolean!) {
+  items(case: $case) {
+    key
+    spans { start end }
+    nullableSpan { start }
+    boss { name age }
+    madeBy { __typename ... on Person { name age } ... on Robot { name model } }
+    named { __typename name ... on Robot { model } }
+    later { start end }
+    twinOf { start end }
+    broken @include(if: $broken) { start }
+    alias: key
+  }
+}
+"""
+
+
+def _schema(context_class: type) -> strawberry.Schema:
+    return strawberry.Schema(query=Query, execution_context_class=context_class)
+
+
+FAST = _schema(RecallExecutionContext)
+STOCK = _schema(StrawberryGraphQLCoreExecutionContext)
+
+
+async def _run(schema: strawberry.Schema, case: str, broken: bool) -> tuple[Any, Any]:
+    result = await schema.execute(QUERY, variable_values={"case": case, "broken": broken})
+    errors = sorted(
+        (e.message, tuple(e.path or ()), tuple((loc.line, loc.column) for loc in e.locations or ()))
+        for e in result.errors or ()
+    )
+    return result.data, errors
+
+
+# "twin" breaks without_info's contract on purpose (its resolver answers otherwise): below.
+@pytest.mark.parametrize("case", sorted(set(ROWS) - {"twin"}))
+@pytest.mark.parametrize("broken", [False, True])
+async def test_the_fast_path_answers_what_graphql_core_answers(case: str, broken: bool) -> None:
+    fast = await _run(FAST, case, broken)
+    stock = await _run(STOCK, case, broken)
+    assert fast == stock
+    if case == "plain" and not broken:
+        assert fast[1] == [] and fast[0]["items"][1]["madeBy"]["model"] == "astromech"
+
+
+async def test_a_resolver_marked_without_info_is_not_called_where_its_value_is_known() -> None:
+    CALLS.clear()
+    await _run(FAST, "plain", False)
+    assert CALLS.count("made_by") == 0 and CALLS.count("named") == 2
+    CALLS.clear()
+    data, errors = await _run(FAST, "unhydrated", False)
+    # value_of is None there: the resolver answers.
+    assert CALLS.count("made_by") == 1 and not errors
+    assert data["items"][0]["madeBy"] == {"__typename": "Person", "name": "Grace", "age": 0}
+
+
+async def test_without_info_answers_with_its_value_not_the_resolvers() -> None:
+    data, _ = await _run(FAST, "twin", False)
+    assert data["items"][0]["twinOf"] == {"start": 7, "end": 8}
+    # Elsewhere the resolver's own value (its contract: the same where value_of is known).
+    data, _ = await _run(FAST, "plain", False)
+    assert data["items"][0]["twinOf"] == {"start": -1, "end": -1}
