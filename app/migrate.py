@@ -180,6 +180,16 @@ async def distribute(conn: asyncpg.Connection) -> list[str]:
     """
     if not await is_citus_coordinator(conn):
         return []
+    # Citus cannot plan a distributed statement from a generic plan of a PL/pgSQL function's
+    # query ("could not create distributed plan"): on a cluster the token's reader is planned
+    # for its arguments like every other statement (migrations/021, once it is applied).
+    if await conn.fetchval(
+        "select to_regprocedure('recall_token_reader(bytea, bigint)') is not null"
+    ):
+        await conn.execute(
+            "alter function recall_token_reader(bytea, bigint)"
+            " set plan_cache_mode = 'force_custom_plan'"
+        )
     tables = [
         r["relname"]
         for r in await conn.fetch(

@@ -34,7 +34,7 @@ from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
 
 # Which statement is which, by a fragment only it contains.
 _NAMES = (
-    ("from tokens t", "token, reader and readiness"),
+    ("recall_token_reader", "token, reader and readiness"),
     ("probe as materialized", "messageSearch: scan, page, audit row, hydration, highlights"),
     ("candidates as materialized", "candidate scan"),
     ("ts_headline", "highlights"),

@@ -1,5 +1,5 @@
 """A request whose workspace has no missing lineage summary leaves the live walk out of its
-search statements (Reader.lineage_complete, migrations/020); a missing summary is then denied,
+search statements (Reader.lineage_complete, migrations/020 and 021); a missing summary is then denied,
 never shown unchecked, and a workspace with one missing is walked as before."""
 
 from __future__ import annotations

@@ -175,15 +175,6 @@ def eligible(m: str, allowed: str = _ALLOWED_AUDIENCES, *, complete: bool = Fals
     )
 
 
-# Whether the workspace ($2 in the token's statement) has no message with provenance whose
-# lineage summary is missing: an index probe (migrations/020's partial index holds exactly the
-# missing ones, normally none).
-LINEAGE_COMPLETE = (
-    "not exists (select 1 from messages lm where lm.workspace_id = {ws}"
-    " and lm.has_provenance and lm.lineage_audience_ids is null)"
-)
-
-
 def in_perspective(scope_id_expr: str, agent_param: str) -> str:
     """An agent's perspective: only scopes it is a member of (a thread: its parent's members)."""
     return (

@@ -13,12 +13,10 @@ from datetime import datetime
 
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
-    LINEAGE_COMPLETE,
     Destination,
     eligible,
     in_perspective,
     person_destination,
-    perspective_conversations,
 )
 from app.data.executor import Executor
 from app.data.params import Params
@@ -95,11 +93,6 @@ class Reader:
         return membership
 
 
-# The turn's agent's conversations now; the workspace as the token names it ($2), so that on
-# Citus the subquery is routed with the rest.
-_AGENT_CONVERSATIONS = perspective_conversations("$2::bigint", "t.actor_id")
-
-
 async def reader_for_token(db: Executor, token: str) -> Reader | None:
     """The reader behind a bearer token, in one statement; None for an unknown, revoked or
     expired token, or one whose workspace or turn state is gone."""
@@ -116,31 +109,9 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
         )
         if workspace_id is None:
             return None
-    row = await db.fetchrow(
-        f"""
-        select t.workspace_id, t.kind, t.actor_id, t.turn_id, w.default_namespace_id,
-               a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
-               coalesce(r.migrated and r.backfilled and r.finalized and r.read_ready, false)
-                   as search_ready,
-               tu.scope_id as turn_scope_id, coalesce(ts.parent_id, ts.id) as turn_conversation,
-               tu.requester_id as turn_requester_id, tu.trigger_message_id as turn_trigger_id,
-               tu.created_at as turn_created_at,
-               case when tu.id is not null then {_AGENT_CONVERSATIONS} end as turn_conversations,
-               {LINEAGE_COMPLETE.format(ws="$2")} as lineage_complete
-        from tokens t
-        join workspaces w on w.id = t.workspace_id
-        left join search_readiness r on r.workspace_id = t.workspace_id
-        left join turns tu on t.kind = 'turn' and tu.workspace_id = t.workspace_id
-            and tu.id = t.turn_id and tu.agent_id = t.actor_id
-        left join audiences a on a.workspace_id = tu.workspace_id
-            and a.id = tu.destination_audience_id
-        left join scopes ts on ts.workspace_id = tu.workspace_id and ts.id = tu.scope_id
-        where t.workspace_id = $2 and t.token_hash = $1
-            and t.revoked_at is null and (t.expires_at is null or t.expires_at > now())
-        """,
-        token_hash,
-        workspace_id,
-    )
+    # One statement, planned once per session (migrations/021): the token, its workspace's
+    # namespace and readiness, whether a lineage summary is missing, and a turn token's turn.
+    row = await db.fetchrow("select * from recall_token_reader($1, $2)", token_hash, workspace_id)
     if row is None:
         return None
     ws, kind, actor = row["workspace_id"], row["kind"], row["actor_id"]
