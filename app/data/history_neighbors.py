@@ -38,7 +38,8 @@ def neighbors_of(hit: str, agent: str, *, complete: bool = False) -> str:
     eligibility.lineage_allows."""
     where = (
         f"m.workspace_id = $1 and m.scope_id = {hit}.scope_id"
-        f" and {eligible('m', ALLOWED_FROM_CTE, complete=complete)} and {in_perspective('m.scope_id', agent)}"
+        f" and {eligible('m', ALLOWED_FROM_CTE, complete=complete)}"
+        f" and {in_perspective('m.scope_id', agent)}"
     )
     return f"""(
         select coalesce(jsonb_agg(jsonb_build_array(n.side, n.id, n.key, n.scope_id, n.seq,
