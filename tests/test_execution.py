@@ -4,6 +4,7 @@ interfaces, nulls where the schema forbids them, values of the wrong type and ex
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -110,6 +111,9 @@ ROWS.update(
         "wrong_object": [_item("h", spans=[Person(name="not a span", age=1)])],
         "wrong_union": [_item("i", maker=Span(start=0, end=0))],
         "wrong_type_of": [_item("j"), _item("k", boss=Span(start=1, end=2))],
+        # Not a strawberry object, cast to one: resolve_type's to place.
+        "cast": [_item("l", maker=strawberry.cast(Robot, SimpleNamespace(name="C3", model="p")))],
+        "cast_object": [_item("m", maker=strawberry.cast(Robot, Person(name="P", age=2)))],
         "empty": [],
     }
 )

@@ -8,18 +8,25 @@ looks for arguments, and takes every value through five or six levels of complet
 list, list item, object, sub-field collection) before it reaches the next field: completing
 the result of one page took ~4 ms of the gateway's Python. Here:
 
-- a leaf field without arguments whose resolver is strawberry's default one (`_is_default`: no
+- a field without arguments whose resolver is strawberry's default one (`_is_default`: no
   resolver, permission classes or field extensions, so its value is the source's attribute,
-  read with getattr) is answered in the loop over an object's fields, by getattr and the
-  scalar's serializer;
-- a value of an object type is completed by executing its sub-fields directly (after its
-  `is_type_of`, as graphql-core checks it), and a list of non-null objects item by item the
-  same way, gathering the items whose fields are still running, as graphql-core does.
+  read with getattr) is answered in the loop over an object's fields: a leaf by the scalar's
+  serializer, a non-null object (or list of non-null objects) by executing its sub-fields
+  directly, after its `is_type_of` as graphql-core checks it (strawberry's also refuses a
+  value cast to another type); a union or interface takes the object type of the value's
+  strawberry type, if it is one of the abstract type's;
+- a resolver marked `without_info` (Message.scope and author, which a hydrated message
+  carries) is answered from its value_of(source) where that is not None, without building
+  the resolver's info or calling it;
+- a list of non-null objects is completed item by item the same way, and the fields or items
+  still running (async resolvers, loaders) are gathered as graphql-core gathers them; an
+  error completing a field is handled by graphql-core's handle_field_error, as it would be.
 
 Anything unusual goes the normal way, which then reports it exactly as before: a null where
-the schema forbids one, a value the scalar refuses, an exception, abstract types (unions,
-interfaces), fields with resolvers or arguments, incremental delivery. The fast path only
-reads the source's attributes, so reading them again on the normal path costs nothing else.
+the schema forbids one, a value the scalar refuses, an exception while reading, a value of the
+wrong type, other resolvers, arguments, middleware, incremental delivery. The fast path only
+reads the source (value_of is a read too), so reading it again on the normal path costs
+nothing else. tests/test_execution.py compares both with graphql-core's own execution.
 """
 
 from __future__ import annotations
@@ -188,7 +195,7 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
         grouped_field_set: Any,
         position_context: Any,
     ) -> Any:
-        """graphql-core's loop over an object's fields, with leaves answered inline."""
+        """graphql-core's loop over an object's fields, with data fields answered inline."""
         if not self._fast or position_context is not None:
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
@@ -219,18 +226,9 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
                     if is_awaitable(result):
                         awaitable_fields.append(name)
         except Exception:
-            if awaitable_fields:
-                self.settle_in_background([results[name] for name in awaitable_fields])
+            self._settle_in_background(results, awaitable_fields)
             raise
-        if not awaitable_fields:
-            return results
-
-        async def get_results() -> dict[str, Any]:
-            awaited = await gather_with_cancel(*(results[name] for name in awaitable_fields))
-            results.update(zip(awaitable_fields, awaited, strict=True))
-            return results
-
-        return get_results()
+        return _awaited_in_place(results, awaitable_fields) if awaitable_fields else results
 
     def _read_field(
         self, parent_type: GraphQLObjectType, source: Any, path: Path | None, name: str,
@@ -364,22 +362,26 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 if value is _NORMAL:
                     # An item of another type (is_type_of refused it): the normal path reports
                     # it; what the items before it started is settled.
-                    self.settle_in_background([completed[i] for i in awaitable_indices])
+                    self._settle_in_background(completed, awaitable_indices)
                     return _NORMAL
                 completed.append(value)
                 if is_awaitable(value):
                     awaitable_indices.append(index)
         except Exception:
-            if awaitable_indices:
-                self.settle_in_background([completed[i] for i in awaitable_indices])
+            self._settle_in_background(completed, awaitable_indices)
             raise
-        if not awaitable_indices:
-            return completed
+        return _awaited_in_place(completed, awaitable_indices) if awaitable_indices else completed
 
-        async def get_completed() -> list[Any]:
-            awaited = await gather_with_cancel(*(completed[i] for i in awaitable_indices))
-            for index, value in zip(awaitable_indices, awaited, strict=True):
-                completed[index] = value
-            return completed
+    def _settle_in_background(self, values: Any, keys: list[Any]) -> None:
+        """As graphql-core does when a synchronous error bubbles past pending siblings."""
+        if keys:
+            self.settle_in_background([values[key] for key in keys])
 
-        return get_completed()
+
+async def _awaited_in_place(values: Any, keys: list[Any]) -> Any:
+    """`values` (an object's fields or a list's items) with the awaitables at `keys` awaited
+    together and replaced by their results, as graphql-core gathers them."""
+    awaited = await gather_with_cancel(*(values[key] for key in keys))
+    for key, value in zip(keys, awaited, strict=True):
+        values[key] = value
+    return values
