@@ -40,6 +40,23 @@ async def _forget_summary(db: asyncpg.Connection, key: str) -> None:
     )
 
 
+async def _alice_finds_g4(
+    monkeypatch: pytest.MonkeyPatch,
+    dsn: str,
+    settings: Settings,
+    db: asyncpg.Connection,
+    issue_token: Any,
+) -> list[str]:
+    """alice finds g4 by messageSearch and by historySearch (her helper's turn in her DM);
+    the search statements those sent."""
+    alice = await issue_token("member", "acme", "alice")
+    async with recording_client(monkeypatch, settings, dsn) as (client, recorder):
+        assert "g4" in await keys(client, alice, "recap")
+        turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+        assert "g4" in hit_keys(await history_search(client, turn, "recap"))
+        return _searches(recorder)
+
+
 async def test_searches_leave_the_walk_out_when_no_summary_is_missing(
     monkeypatch: pytest.MonkeyPatch,
     dsn: str,
@@ -48,14 +65,8 @@ async def test_searches_leave_the_walk_out_when_no_summary_is_missing(
     issue_token: Any,
 ) -> None:
     await load_history_personas(db)
-    alice = await issue_token("member", "acme", "alice")
-    async with recording_client(monkeypatch, settings, dsn) as (client, recorder):
-        # g4 is built from alice's private memory: its cached summary admits her.
-        assert "g4" in await keys(client, alice, "recap")
-        turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
-        recorder.take()
-        assert "g4" in hit_keys(await history_search(client, turn, "recap"))
-        statements = _searches(recorder)
+    # g4 is built from alice's private memory: its cached summary admits her.
+    statements = await _alice_finds_g4(monkeypatch, dsn, settings, db, issue_token)
     assert statements, "no search statement was recorded"
     assert not [sql for sql in statements if _WALK in sql]
 
@@ -68,18 +79,13 @@ async def test_a_missing_summary_is_walked(
     issue_token: Any,
 ) -> None:
     await load_history_personas(db)
-    alice = await issue_token("member", "acme", "alice")
-    bob = await issue_token("member", "acme", "bob")
     await _forget_summary(db, "g4")
-    async with recording_client(monkeypatch, settings, dsn) as (client, recorder):
-        # The walk decides: alice may read g4's lineage, bob may not.
-        assert "g4" in await keys(client, alice, "recap")
-        assert "g4" not in await keys(client, bob, "recap")
-        turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
-        recorder.take()
-        assert "g4" in hit_keys(await history_search(client, turn, "recap"))
-        statements = _searches(recorder)
+    # The walk decides: alice may read g4's lineage, bob may not.
+    statements = await _alice_finds_g4(monkeypatch, dsn, settings, db, issue_token)
     assert statements and all(_WALK in sql for sql in statements)
+    async with recording_client(monkeypatch, settings, dsn) as (client, _):
+        bob = await issue_token("member", "acme", "bob")
+        assert "g4" not in await keys(client, bob, "recap")
 
 
 async def test_the_token_reports_whether_a_summary_is_missing(

@@ -205,26 +205,26 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
         is_awaitable = self.is_awaitable
         try:
             for name, read, field_details_list in self._plan(parent_type, grouped_field_set):
-                if read is not None:
-                    value = self._read_field(
+                result = (
+                    self._read_field(
                         parent_type, source_value, path, name, read, field_details_list
                     )
-                    if value is not _NORMAL:
-                        results[name] = value
-                        if is_awaitable(value):
-                            awaitable_fields.append(name)
-                        continue
-                result = self.execute_field(
-                    parent_type,
-                    source_value,
-                    field_details_list,
-                    Path(path, name, parent_type.name),
-                    position_context,
+                    if read is not None
+                    else _NORMAL
                 )
-                if result is not Undefined:
-                    results[name] = result
-                    if is_awaitable(result):
-                        awaitable_fields.append(name)
+                if result is _NORMAL:
+                    result = self.execute_field(
+                        parent_type,
+                        source_value,
+                        field_details_list,
+                        Path(path, name, parent_type.name),
+                        position_context,
+                    )
+                    if result is Undefined:
+                        continue
+                results[name] = result
+                if is_awaitable(result):
+                    awaitable_fields.append(name)
         except Exception:
             self._settle_in_background(results, awaitable_fields)
             raise
