@@ -45,7 +45,7 @@ _SERVE_ENV = f"""{_DATABASE_ENV}
   RECALL_LOG_FORMAT               json or text (default: json)
   RECALL_LOG_LEVEL                debug, info, warning, error (default: info)
   RECALL_CORS_ORIGINS             allowed browser origins, comma-separated (default: none, CORS off)
-  OTEL_*                          OpenTelemetry traces, off unless set (docs/operations.md)"""
+  OTEL_*                          OpenTelemetry traces, off unless set; needs recall[otel]"""
 
 _TTL_HELP = "time to live, e.g. 3600, 90m, 12h, 30d (default: never expires)"
 

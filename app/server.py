@@ -158,6 +158,7 @@ def serve(
     from app.db import connect, resolve_database_url
     from app.migrate import migrate
 
+    tracing.check_configuration()
     dsn = resolve_database_url(settings)
     host = host or settings.host
     port = port or settings.port

@@ -336,3 +336,46 @@ def test_tracing_is_off_without_otel_variables() -> None:
     )
     assert tracing.configured({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"})
     assert tracing.provider_from_environment({}) is None
+
+
+def test_traces_asked_for_without_the_otel_extra_are_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.errors import UsageError
+    from app.observability import tracing
+
+    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+    tracing.check_configuration(endpoint)  # installed here (the dev extra)
+    monkeypatch.setattr(tracing, "_OTEL_MODULES", ("opentelemetry.not_installed",))
+    with pytest.raises(UsageError, match=r"recall\[otel\]"):
+        tracing.check_configuration(endpoint)
+    tracing.check_configuration({})  # tracing off: nothing to install
+
+
+def test_serve_with_an_unknown_exporter_exits_with_one_line(
+    dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    done = recall("serve", "--port", "1", dsn=dsn)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "recall: OTEL_TRACES_EXPORTER: unsupported exporter 'zipkin' (otlp, console)"
+    ]
+
+
+def test_the_base_install_imports_no_opentelemetry(dsn: str) -> None:
+    """Tracing is the optional `otel` extra: serving without OTEL_* never imports it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from app.server import create_app; from app.settings import Settings; "
+        "from app.observability import tracing; "
+        "create_app(Settings(), sys.argv[1], tracer_provider=tracing.provider_from_environment({})); "
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, dsn], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

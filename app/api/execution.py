@@ -91,7 +91,7 @@ def without_info(value_of: Callable[[Any], Any]) -> Callable[[Callable[..., Any]
     return mark
 
 
-def _generated_is_type_of(object_type: GraphQLObjectType) -> bool:
+def generated_is_type_of(object_type: GraphQLObjectType) -> bool:
     """Whether the type's is_type_of is none or strawberry's own, an isinstance check that
     ignores its info argument (the fast path has none to give)."""
     is_type_of = object_type.is_type_of
@@ -109,7 +109,7 @@ def _completable(named: Any) -> bool:
             return False
         named = item.of_type
     return isinstance(named, GraphQLUnionType | GraphQLInterfaceType) or (
-        type(named) is GraphQLObjectType and _generated_is_type_of(named)
+        type(named) is GraphQLObjectType and generated_is_type_of(named)
     )
 
 
@@ -316,7 +316,7 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
             runtime = self.schema.get_type(definition.name) if definition is not None else None
             if (
                 type(runtime) is not GraphQLObjectType
-                or not _generated_is_type_of(runtime)
+                or not generated_is_type_of(runtime)
                 or not self.schema.is_sub_type(object_type, runtime)
             ):
                 return _NORMAL

@@ -16,6 +16,7 @@ from app.api.directory.types import Agent, Member, Message, Scope, Workspace
 from app.api.execution import RecallExecutionContext
 from app.api.history.schema import HistoryMutation, HistoryQuery
 from app.api.history.types import Turn
+from app.api.internals import verify
 from app.api.limits import RequestLimits
 from app.api.message_search.schema import MessageSearchQuery
 from app.api.viewer.schema import CoreQuery
@@ -69,6 +70,9 @@ schema = RecallSchema(
         RequestLimits,
     ],
 )
+
+# Refuse to serve on a strawberry-graphql or graphql-core that changed what Recall reads.
+verify(schema)
 
 
 def schema_sdl() -> str:

@@ -12,11 +12,14 @@ Without configuration nothing is installed: no middleware, no wrapped asyncpg me
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.errors import UsageError
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -42,10 +45,46 @@ def configured(environ: Mapping[str, str] | None = None) -> bool:
     )
 
 
+def check_configuration(environ: Mapping[str, str] | None = None) -> None:
+    """Refuse, in one line, traces that OTEL_* asks for but this install cannot send: the
+    `otel` extra missing (tracing is optional: the base install has no OpenTelemetry), or an
+    exporter Recall does not know. `recall serve` calls it before it starts anything."""
+    if not configured(environ):
+        return
+    if not all(_installed(name) for name in _OTEL_MODULES):
+        raise UsageError(
+            "OTEL_* variables ask for traces, but OpenTelemetry is not installed: "
+            "pip install 'recall[otel]' (or unset them)"
+        )
+    env = os.environ if environ is None else environ
+    for name in (env.get("OTEL_TRACES_EXPORTER") or "otlp").split(","):
+        if name.strip().lower() not in ("otlp", "console", "none", ""):
+            raise UsageError(
+                f"OTEL_TRACES_EXPORTER: unsupported exporter '{name.strip()}' (otlp, console)"
+            )
+
+
+# What the `otel` extra brings (pyproject.toml): checked before any is imported.
+_OTEL_MODULES = (
+    "opentelemetry.sdk",
+    "opentelemetry.exporter.otlp.proto.http",
+    "opentelemetry.instrumentation.asgi",
+    "opentelemetry.instrumentation.asyncpg",
+)
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
 def provider_from_environment(environ: Mapping[str, str] | None = None) -> TracerProvider | None:
     """A tracer provider exporting where OTEL_* says, or None (tracing off)."""
     if not configured(environ):
         return None
+    check_configuration(environ)
     env = os.environ if environ is None else environ
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
@@ -60,8 +99,6 @@ def provider_from_environment(environ: Mapping[str, str] | None = None) -> Trace
             from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
             exporters.append(ConsoleSpanExporter())
-        elif name not in ("", "none"):
-            raise ValueError(f"OTEL_TRACES_EXPORTER: unsupported exporter '{name}' (otlp, console)")
     provider = new_provider()
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))

@@ -1,0 +1,131 @@
+"""The private names of strawberry-graphql and graphql-core that Recall reads, checked once.
+
+The executor's fast path (app/api/execution.py), the request limits (app/api/limits.py) and the
+strict input scalars (app/api/scalars.py) rely on names these libraries do not promise to
+keep. pyproject.toml bounds both to the releases they were checked against; when an upgrade
+inside or past those bounds changes one, `verify()` says which — when the schema is built, so
+`recall serve` refuses to start, and in tests/test_library_internals.py — instead of a fast
+path that silently turns itself off or an AttributeError on every request.
+"""
+
+from __future__ import annotations
+
+import inspect
+from importlib.metadata import version
+from typing import Any
+
+import graphql
+import graphql.pyutils
+from graphql import GraphQLID, GraphQLString
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.execution import ExecutionContext
+from strawberry.types.field import StrawberryField
+
+
+class LibraryChanged(RuntimeError):
+    """An installed strawberry-graphql or graphql-core no longer has what Recall reads."""
+
+
+# graphql-core's execution-context methods the executor overrides or calls, with the
+# parameters it passes (in order).
+_EXECUTION_METHODS: dict[str, tuple[str, ...]] = {
+    "execute_fields": (
+        "parent_type",
+        "source_value",
+        "path",
+        "grouped_field_set",
+        "position_context",
+    ),
+    "execute_field": (
+        "parent_type",
+        "source",
+        "field_details_list",
+        "path",
+        "position_context",
+    ),
+    "complete_value": (
+        "return_type",
+        "field_details_list",
+        "info",
+        "path",
+        "result",
+        "position_context",
+    ),
+    "collect_subfields": ("return_type", "field_details_list"),
+    "handle_field_error": ("raw_error", "return_type", "field_details_list", "path"),
+    "settle_in_background": (),
+    "get_stream_usage": (),
+    "is_awaitable": (),
+}
+
+
+def problems() -> list[str]:
+    """What is missing or changed, one sentence each; empty when everything is as checked."""
+    found: list[str] = []
+
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            found.append(what)
+
+    for name, parameters in _EXECUTION_METHODS.items():
+        method = getattr(StrawberryGraphQLCoreExecutionContext, name, None)
+        if method is None:
+            found.append(f"graphql-core's ExecutionContext has no {name}()")
+            continue
+        if parameters:
+            actual = tuple(inspect.signature(method).parameters)[1 : 1 + len(parameters)]
+            need(
+                actual == parameters,
+                f"graphql-core's ExecutionContext.{name}{actual} is not {name}{parameters}",
+            )
+    need(
+        hasattr(graphql.pyutils, "gather_with_cancel"),
+        "graphql.pyutils.gather_with_cancel is gone",
+    )
+    need(
+        isinstance(getattr(GraphQLCoreConverter, "DEFINITION_BACKREF", None), str),
+        "strawberry's GraphQLCoreConverter.DEFINITION_BACKREF is gone",
+    )
+    need(
+        StrawberryField().default_resolver is getattr,
+        "strawberry's fields no longer read their value with getattr by default",
+    )
+    need(
+        "provided_operation_name" in inspect.signature(ExecutionContext).parameters,
+        "strawberry's ExecutionContext no longer takes provided_operation_name "
+        "(app/api/limits.py reads _provided_operation_name)",
+    )
+    for scalar in (GraphQLID, GraphQLString):
+        for attribute in ("coerce_input_value", "coerce_input_literal"):
+            need(
+                callable(getattr(scalar, attribute, None)),
+                f"graphql-core's {scalar.name} scalar has no {attribute}",
+            )
+    return found
+
+
+def schema_problems(schema: Any) -> list[str]:
+    """What the fast path needs of a built schema (a strawberry.Schema): strawberry's default
+    resolver marks itself `_is_default`, and its generated is_type_of is recognisable."""
+    from app.api.execution import generated_is_type_of
+
+    found: list[str] = []
+    message = schema._schema.type_map.get("Message")
+    field = message.fields.get("key") if message is not None else None
+    if field is None or getattr(field.resolve, "_is_default", None) is not True:
+        found.append("strawberry's default resolver is no longer marked _is_default")
+    if message is None or message.is_type_of is None or not generated_is_type_of(message):
+        found.append("strawberry's generated is_type_of changed (_get_is_type_of)")
+    return found
+
+
+def verify(schema: Any) -> None:
+    """Raise LibraryChanged naming every change, with the installed versions."""
+    found = problems() + schema_problems(schema)
+    if found:
+        raise LibraryChanged(
+            f"strawberry-graphql {version('strawberry-graphql')} / graphql-core "
+            f"{graphql.__version__} changed what Recall reads (the versions pyproject.toml "
+            "allows were checked): " + "; ".join(found)
+        )
