@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from app.changes.apply import apply_changes
+from app.changes.batch import apply_batch
 from app.changes.model import parse_change
 from app.db import connect
 from app.demo import WORKSPACE
@@ -71,8 +71,7 @@ async def replay_demo_changes(dsn: str, *, interval: float = 4.0) -> None:
             return
         for change in demo_changes(run):
             await asyncio.sleep(interval)
-            async with conn.transaction():
-                await apply_changes(conn, workspace_id, [parse_change(0, change)])
+            await apply_batch(conn, workspace_id, [parse_change(0, change)])
             kind = next(iter(change))
             print(f"recall: demo-live applied {kind} {change[kind]['key']}", file=sys.stderr)
     finally:

@@ -31,6 +31,7 @@ from app.changes.model import (
     UpsertMember,
 )
 from app.data import changes as sql
+from app.data import deletions
 from app.data.audiences import AudienceSpec, conversation_audiences, follows_membership
 from app.data.changes import LockedWorkspace
 from app.data.executor import Executor
@@ -463,17 +464,20 @@ class _Applier:
         await sql.edit_message(self.db, self.ws.id, message.id, c.body)
         return True
 
+    # Deletions hide the messages in this transaction; their text goes right after it
+    # commits, in bounded chunks (app.changes.erasure).
+
     async def _deleteMessage(self, c: KeyOnly) -> bool:
         message = await self._message(c.key)
         if message.deleted:
             return False
-        return await sql.delete_messages(self.db, self.ws.id, [message.id]) > 0
+        return await deletions.hide_messages(self.db, self.ws.id, [message.id]) > 0
 
     async def _eraseMemberMessages(self, c: KeyOnly) -> bool | int:
         found = (await sql.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
         if found is None or found.kind != "member":
             raise _Reject(f"unknown member '{_short(c.key)}'")
-        erased = await sql.erase_author(self.db, self.ws.id, found.id)
+        erased = await deletions.hide_authored_by(self.db, self.ws.id, found.id)
         return erased if erased else False
 
     async def _message(self, key: str) -> sql.MessageState:

@@ -15,10 +15,10 @@ from typing import Any, BinaryIO, TextIO
 
 import asyncpg
 
-from app.changes.apply import ApplyResult, apply_changes
+from app.changes.apply import ApplyResult
+from app.changes.batch import apply_batch
 from app.changes.model import Change, ChangeRejected, parse_change
 from app.errors import UsageError
-from app.observability.metrics import observe_applied
 
 DEFAULT_BATCH = 500
 # How often (seconds) a non-terminal progress stream gets a line.
@@ -51,15 +51,15 @@ async def apply_file(
             first_line = batch[0][0]
             changes = [c for _, c in batch]
             try:
-                async with conn.transaction():
-                    result = await apply_changes(conn, workspace_id, changes)
+                # Deleted messages' text (this batch's, or an interrupted run's) goes after
+                # the batch commits, in chunks.
+                result = await apply_batch(conn, workspace_id, changes, progress=reporter.removing)
             except ChangeRejected as e:
                 line = batch[e.index][0]
                 raise UsageError(
                     f"{path}:{line}: {e.reason} (lines {first_line}-{batch[-1][0]} were not"
                     f" applied; {lines} earlier lines were)"
                 ) from None
-            observe_applied(result.applied, result.unchanged)
             total.add(result)
             lines += len(batch)
             batches += 1
@@ -134,6 +134,18 @@ class _Progress:
                 f"applied {lines} changes ({100 * position // self.size}% of the file)",
                 file=self.out,
                 flush=True,
+            )
+            self.last = now
+
+    def removing(self, done: int, total: int) -> None:
+        """Deleted messages whose text is gone, of those pending (after a batch erased many)."""
+        now = time.perf_counter()
+        if self.tty:
+            self.out.write(f"\rremoving deleted text: {done} of {total} messages")
+            self.out.flush()
+        elif now - self.last >= _REPORT_EVERY or done == total:
+            print(
+                f"removed the text of {done} of {total} deleted messages", file=self.out, flush=True
             )
             self.last = now
 

@@ -8,6 +8,10 @@ its own).
 Every writer of a workspace's messages takes the workspace row lock first (`lock_workspace`,
 or postReply's counter update), then scope rows: one order, so concurrent connectors and
 replies queue instead of deadlocking, and `seq` / `global_seq` are handed out under the lock.
+The lock is FOR NO KEY UPDATE, never FOR UPDATE: every row a search writes (its audit row, a
+turn's evidence) has a foreign key to the workspace, whose check takes FOR KEY SHARE on its
+row, which FOR UPDATE blocks and FOR NO KEY UPDATE does not. So writers queue behind each other
+and readers never queue behind a writer (tests/test_writers_and_readers.py).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.data import term_stats
 from app.data.audiences import AudienceSpec
 from app.data.executor import Executor
 
@@ -29,7 +34,8 @@ class LockedWorkspace:
 
 async def lock_workspace(db: Executor, workspace_id: int) -> LockedWorkspace:
     row = await db.fetchrow(
-        "select id, default_namespace_id, last_global_seq from workspaces where id = $1 for update",
+        "select id, default_namespace_id, last_global_seq from workspaces where id = $1"
+        " for no key update",
         workspace_id,
     )
     assert row is not None
@@ -430,29 +436,12 @@ async def insert_messages(
     db: Executor, workspace_id: int, messages: Sequence[NewMessage], last_global_seq: int
 ) -> None:
     """Write posted messages with their provenance, advance the scope and workspace counters,
-    and cache the new replies' lineage. The insert trigger (migrations/007) indexes them in the
-    same statement, so they are searchable when the transaction commits."""
-    await db.execute(
-        """
-        insert into messages (workspace_id, id, key, scope_id, seq, global_seq, author_id, body,
-                              created_at, audience_id, evidence, has_provenance)
-        select $1, t.* from unnest($2::bigint[], $3::text[], $4::bigint[], $5::int[],
-                                   $6::bigint[], $7::bigint[], $8::text[], $9::timestamptz[],
-                                   $10::bigint[], $11::boolean[], $12::boolean[]) as t
-        """,
-        workspace_id,
-        [m.id for m in messages],
-        [m.key for m in messages],
-        [m.scope_id for m in messages],
-        [m.seq for m in messages],
-        [m.global_seq for m in messages],
-        [m.author_id for m in messages],
-        [m.body for m in messages],
-        [m.created_at for m in messages],
-        [m.audience_id for m in messages],
-        [m.evidence for m in messages],
-        [bool(m.source_ids or m.memory_ids) for m in messages],
-    )
+    and cache the new replies' lineage. The insert trigger (migrations/016) indexes them in the
+    same statement, so they are searchable when the transaction commits; their documents are
+    counted into the term statistics once for the whole run (app.data.term_stats)."""
+    async with term_stats.deferred(db):
+        await _insert_rows(db, workspace_id, messages)
+        await term_stats.count_documents(db, workspace_id, [m.id for m in messages], +1)
     edges = [(m.id, s) for m in messages for s in m.source_ids]
     if edges:
         await db.execute(
@@ -492,6 +481,30 @@ async def insert_messages(
         await db.execute("select recall_cache_lineage($1, $2::bigint[])", workspace_id, replies)
 
 
+async def _insert_rows(db: Executor, workspace_id: int, messages: Sequence[NewMessage]) -> None:
+    await db.execute(
+        """
+        insert into messages (workspace_id, id, key, scope_id, seq, global_seq, author_id, body,
+                              created_at, audience_id, evidence, has_provenance)
+        select $1, t.* from unnest($2::bigint[], $3::text[], $4::bigint[], $5::int[],
+                                   $6::bigint[], $7::bigint[], $8::text[], $9::timestamptz[],
+                                   $10::bigint[], $11::boolean[], $12::boolean[]) as t
+        """,
+        workspace_id,
+        [m.id for m in messages],
+        [m.key for m in messages],
+        [m.scope_id for m in messages],
+        [m.seq for m in messages],
+        [m.global_seq for m in messages],
+        [m.author_id for m in messages],
+        [m.body for m in messages],
+        [m.created_at for m in messages],
+        [m.audience_id for m in messages],
+        [m.evidence for m in messages],
+        [bool(m.source_ids or m.memory_ids) for m in messages],
+    )
+
+
 async def edit_message(db: Executor, workspace_id: int, message_id: int, body: str) -> None:
     """A new body; the update trigger (migrations/007) re-indexes it in the same statement."""
     await db.execute(
@@ -500,43 +513,6 @@ async def edit_message(db: Executor, workspace_id: int, message_id: int, body: s
         message_id,
         body,
     )
-
-
-async def delete_messages(db: Executor, workspace_id: int, message_ids: Sequence[int]) -> int:
-    """Remove the text and the search documents of messages; how many were not deleted yet.
-
-    The rows stay, with their audience, evidence flag and provenance edges: a reply built on a
-    deleted message is judged exactly as before (docs/changes.md)."""
-    ids = await db.fetch(
-        "update messages set deleted = true, body = '' where workspace_id = $1"
-        " and id = any($2::bigint[]) and not deleted returning id",
-        workspace_id,
-        list(message_ids),
-    )
-    await _delete_documents(db, workspace_id, [r["id"] for r in ids])
-    return len(ids)
-
-
-async def erase_author(db: Executor, workspace_id: int, author_id: int) -> int:
-    """Delete every message `author_id` wrote; how many there were."""
-    ids = await db.fetch(
-        "update messages set deleted = true, body = '' where workspace_id = $1"
-        " and author_id = $2 and not deleted returning id",
-        workspace_id,
-        author_id,
-    )
-    await _delete_documents(db, workspace_id, [r["id"] for r in ids])
-    return len(ids)
-
-
-async def _delete_documents(db: Executor, workspace_id: int, message_ids: list[int]) -> None:
-    if message_ids:
-        await db.execute(
-            "delete from search_documents where workspace_id = $1"
-            " and message_id = any($2::bigint[])",
-            workspace_id,
-            message_ids,
-        )
 
 
 def _count(status: str) -> int:

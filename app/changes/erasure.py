@@ -1,0 +1,49 @@
+"""Removing deleted messages' text, after the batch that deleted them (app.data.deletions).
+
+Runs after a batch commits, on both paths (applyChanges, `recall apply`): chunk after chunk,
+each its own short transaction, until nothing is pending or the time allowed is spent. Whatever
+is left — the time ran out, the process died — is picked up by the next batch of the
+workspace, on either path, so an erasure always finishes. The messages were hidden from every
+surface in their batch; this only removes what no surface shows any more.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from app.data import deletions
+from app.data.executor import Executor
+
+
+class Transactional(Executor, Protocol):
+    """An executor that opens transactions: an asyncpg connection or a request's Session."""
+
+    def transaction(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+async def remove_deleted_text(
+    db: Transactional,
+    workspace_id: int,
+    *,
+    seconds: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Remove pending text chunk by chunk; how many messages' text went. Stops early after
+    `seconds` (between chunks); `progress(done, total)` after each chunk."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+    removed = 0
+    pending = await deletions.text_removal_pending(db, workspace_id)
+    while pending and (deadline is None or time.monotonic() < deadline):
+        async with db.transaction():
+            chunk = await deletions.text_pending_removal(db, workspace_id)
+            await deletions.remove_text(db, workspace_id, chunk)
+        if not chunk:
+            break
+        removed += len(chunk)
+        pending = max(pending - len(chunk), 0)
+        if progress is not None:
+            progress(removed, removed + pending)
+    return removed

@@ -1,0 +1,64 @@
+"""The search term statistics (migrations/014, 017, 022), counted once per statement by the
+writers of many documents.
+
+The row triggers of migration 017 count each document as it is written: one upsert per
+lexeme, and one update of the workspace's corpus row. In one transaction every such update of
+a row that transaction already updated leaves a row version the next update must walk past, so
+a batch of posts sharing words cost its length times its lexemes, squared in effect.
+`deferred()` turns those triggers off for the statements inside it (the transaction-local
+`recall.term_stats`, migrations/022), and `count_documents` adds the same numbers once: one
+upsert per distinct lexeme, in lexeme order (writers of a workspace already queue on its lock;
+one order rules out a deadlock regardless). Deferral always ends with the count: a statement
+that failed in between fails its transaction, so nothing is half-counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from app.data.executor import Executor
+
+_DEFER = "select set_config('recall.term_stats', 'deferred', true)"
+_RESUME = "select set_config('recall.term_stats', '', true)"
+
+# +1 (or -1) per lexeme of each listed document, added to the workspace's counts.
+_COUNT_TERMS = """
+    insert into search_term_stats as s (workspace_id, lexeme, documents)
+    select $1, l.lexeme, $3 * count(*)
+    from search_documents d cross join unnest(tsvector_to_array(d.tsv)) as l(lexeme)
+    where d.workspace_id = $1 and d.message_id = any($2::bigint[])
+    group by l.lexeme
+    order by l.lexeme
+    on conflict (workspace_id, lexeme) do update set documents = s.documents + excluded.documents
+"""
+_COUNT_CORPUS = """
+    insert into search_corpus_stats as c (workspace_id, documents, lexemes)
+    select $1, $3 * count(*), $3 * coalesce(sum(length(d.tsv)), 0)
+    from search_documents d
+    where d.workspace_id = $1 and d.message_id = any($2::bigint[])
+    having count(*) > 0
+    on conflict (workspace_id) do update
+        set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
+"""
+
+
+@asynccontextmanager
+async def deferred(db: Executor) -> AsyncIterator[None]:
+    """Document writes inside are not counted by the row triggers: count them before leaving
+    (count_documents), in the same transaction."""
+    await db.execute(_DEFER)
+    yield
+    await db.execute(_RESUME)
+
+
+async def count_documents(
+    db: Executor, workspace_id: int, message_ids: Sequence[int], sign: int
+) -> None:
+    """Count the current documents of `message_ids` in (sign +1: just written) or out (sign
+    -1: about to be deleted) of the workspace's statistics."""
+    if not message_ids:
+        return
+    ids = list(message_ids)
+    await db.execute(_COUNT_TERMS, workspace_id, ids, sign)
+    await db.execute(_COUNT_CORPUS, workspace_id, ids, sign)
