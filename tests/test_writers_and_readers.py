@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-import subprocess
-import sys
+import json
 from typing import Any
 
 import asyncpg
@@ -27,6 +26,7 @@ from tests.client import GraphQLClient
 from tests.history_support import SEARCH as HISTORY_SEARCH
 from tests.history_support import history_acme, start_turn
 from tests.personas import globex
+from tests.test_cli import recall
 
 MESSAGE_SEARCH = '{ messageSearch(query: "zeppelin") { edges { node { key } } } }'
 # A writer holding its lock this long would fail every search: a search waits for nothing.
@@ -187,20 +187,11 @@ async def test_an_interrupted_erasure_is_hidden_meanwhile_and_finished_by_the_ne
 async def test_recall_apply_reports_the_erasure_progress(
     acme: Any, dsn: str, db: asyncpg.Connection, tmp_path: Any
 ) -> None:
-    import json
-
     workspace, connector = acme
     await connector.apply(*[post(f"z{i}", "general", "carol", LONG) for i in range(20)])
     changes = tmp_path / "erase.ndjson"
     changes.write_text(json.dumps(keyed("eraseMemberMessages", "carol")) + "\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "apply", "acme", str(changes)],
-        capture_output=True,
-        text=True,
-        env={**__import__("os").environ, "DATABASE_URL": dsn},
-        timeout=120,
-        check=False,
-    )
+    done = recall("apply", "acme", str(changes), dsn=dsn)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["erased_messages"] >= 20
     assert "removed the text of" in done.stderr
