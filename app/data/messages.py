@@ -11,7 +11,9 @@ from app.data.readers import Reader
 from app.data.rows import ActorRow, MessageRow, ScopeRow, actor_columns
 from app.data.session import Session
 
-MESSAGE_COLUMNS = "m.id, m.key, m.scope_id, m.seq, m.global_seq, m.author_id, m.body, m.created_at"
+# A message row's columns but its body (which a search page reads only when it is short).
+HEAD_COLUMNS = "m.id, m.key, m.scope_id, m.seq, m.global_seq, m.author_id, m.created_at"
+MESSAGE_COLUMNS = f"{HEAD_COLUMNS}, m.body"
 
 
 async def readable_messages_by_ids(

@@ -23,7 +23,6 @@ from app.data.audit import SearchAudit, query_digest
 from app.data.message_search import (
     After,
     AuthorCondition,
-    Candidate,
     CandidateQuery,
     ScopeCondition,
     search_page,
@@ -33,6 +32,7 @@ from app.data.rows import MessageRow
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
 from app.search.cursor import binding, decode_cursor, encode_cursor
+from app.search.excerpts import Excerpt, excerpt_of
 from app.search.highlights import Range, highlight_ranges
 from app.search.paging import budget_for, page_decided, position_of
 from app.search.query import parse_query, utc_bound
@@ -75,7 +75,10 @@ class MessageSearchRequest:
 class MessageHit:
     cursor: str
     message: MessageRow
+    # Where the query's terms occur in the body (UTF-16; for a body longer than the window a
+    # search reads, those inside that window), and the piece of the body a list shows.
     highlights: list[Range]
+    excerpt: Excerpt
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,22 +158,25 @@ async def message_search(
         ),
     )
     page = page_decided(found, budget)
-    # Hydration authorized again (the same eligibility fragment, in the same statement); a
-    # hit that no longer loads is left out rather than shown from the index.
-    loaded: list[tuple[Candidate, MessageRow, str | None]] = []
+    # The page's messages were read from the rows their verdicts admitted, in the same
+    # statement; a hit whose row no longer loads is left out rather than shown from the index.
+    hits = []
     for h in found.hits:
-        if h.message is not None:
-            loaded.append((h.candidate, h.message, h.marked))
-            if remember is not None:
-                remember(h.message)
-    hits = [
-        MessageHit(
-            cursor=encode_cursor(position_of(hit), bound_to),
-            message=row,
-            highlights=highlight_ranges(row.body, mark, parsed.include),
+        if h.message is None:
+            continue
+        if remember is not None and h.message.body_complete:
+            remember(h.message)
+        in_window = highlight_ranges(h.window, h.marked, parsed.include)
+        hits.append(
+            MessageHit(
+                cursor=encode_cursor(position_of(h.candidate), bound_to),
+                message=h.message,
+                highlights=[(h.window_start + s, h.window_start + e) for s, e in in_window],
+                excerpt=excerpt_of(
+                    h.window, h.window_start, in_window, window_is_body=h.message.body_complete
+                ),
+            )
         )
-        for hit, row, mark in loaded
-    ]
     return MessageSearchResult(
         hits=hits,
         has_next_page=page.has_next_page,

@@ -201,10 +201,6 @@ class Message(Node):
         description="Position in its scope, from 1, in arrival order (gaps where messages are "
         "not readable)."
     )
-    body: str = strawberry.field(
-        description="The text as posted (or last edited); highlight ranges index into it in "
-        "UTF-16 code units."
-    )
     created_at: datetime = strawberry.field(
         description="When it was posted (ISO 8601 with zone); what messageSearch(since:, until:) "
         "and historySearch filter on."
@@ -223,6 +219,19 @@ class Message(Node):
     def _hydrated_author(self) -> Author | None:
         return author_of(self.row.author) if self.row.author is not None else None
 
+    def _read_body(self) -> str | None:
+        return self.row.body if self.row.body_complete else None
+
+    @strawberry.field(
+        description="The text as posted (or last edited); highlight ranges index into it in "
+        "UTF-16 code units."
+    )
+    @without_info(_read_body)
+    def body(self, info: Info) -> str:
+        # A search page reads a very long body only in part (MessageSearchEdge.excerpt): the
+        # whole of it is loaded here, authorized again, when a client asks for it.
+        return self._read_body() or cast(str, _load_body(info, self.pk))
+
     @strawberry.field(description="The conversation it was posted in.")
     @without_info(_hydrated_scope)
     def scope(self, info: Info) -> Scope:
@@ -239,11 +248,16 @@ class Message(Node):
             id=encode_id("Message", row.id),
             key=row.key,
             seq=row.seq,
-            body=row.body,
             created_at=row.created_at,
             pk=row.id,
             row=row,
         )
+
+
+async def _load_body(info: Info, message_id: int) -> str:
+    """The body of a message this request already showed; empty if it is gone since."""
+    row = await info.context.loaders.message_by_id.load(message_id)
+    return row.body if row is not None else ""
 
 
 async def _load_author(info: Info, actor_id: int) -> Member | Agent | DeletedAgent:

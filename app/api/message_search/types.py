@@ -41,6 +41,24 @@ class TextRange:
     end: int = strawberry.field(description="Just past the last highlighted code unit.")
 
 
+@strawberry.type(
+    description="A bounded piece of a hit's body for a result list: the whole body when it is "
+    "at most 500 characters, otherwise 500 characters from a little before the first "
+    "highlight, cut at spaces. The whole body is `node.body`."
+)
+class Excerpt:
+    text: str = strawberry.field(description="The piece of the body.")
+    start: int = strawberry.field(
+        description="Where it starts in node.body (UTF-16 code units): body.slice(start, end)."
+    )
+    end: int = strawberry.field(description="Where it ends in node.body (exclusive).")
+    highlights: list[TextRange] = strawberry.field(
+        description="Where the query's terms occur in `text` (offsets into the excerpt)."
+    )
+    more_before: bool = strawberry.field(description="The body goes on before the excerpt.")
+    more_after: bool = strawberry.field(description="The body goes on after the excerpt.")
+
+
 @strawberry.type(description="One messageSearch hit.")
 class MessageSearchEdge:
     cursor: str = strawberry.field(
@@ -52,15 +70,29 @@ class MessageSearchEdge:
         "node.scope.messages(around: node.id))."
     )
     highlights: list[TextRange] = strawberry.field(
-        description="Where the query's terms occur in node.body, sorted and non-overlapping."
+        description="Where the query's terms occur in node.body, sorted and non-overlapping. "
+        "In a body longer than 4,096 characters, those in the part the search read: from a "
+        "little before the first occurrence of a term."
+    )
+    excerpt: Excerpt = strawberry.field(
+        description="What a result list shows of the hit: bounded, whatever the body's length."
     )
 
     @classmethod
     def of(cls, hit: MessageHit) -> MessageSearchEdge:
+        excerpt = hit.excerpt
         return cls(
             cursor=hit.cursor,
             node=Message.of(hit.message),
             highlights=[TextRange(start=s, end=e) for s, e in hit.highlights],
+            excerpt=Excerpt(
+                text=excerpt.text,
+                start=excerpt.start,
+                end=excerpt.end,
+                highlights=[TextRange(start=s, end=e) for s, e in excerpt.highlights],
+                more_before=excerpt.more_before,
+                more_after=excerpt.more_after,
+            ),
         )
 
 

@@ -6,7 +6,11 @@
 //   needs a token, so that would only show UNAUTHENTICATED); once a token is pasted it fetches
 //   it, and again whenever the token changes.
 // - Its editors are kept in localStorage under "recall:" keys, so a query saved by another
-//   GraphiQL page on this origin does not replace Recall's.
+//   GraphiQL page on this origin does not replace Recall's. No token is ever kept there:
+//   GraphiQL writes each tab's headers into its saved tabs and history whatever
+//   shouldPersistHeaders says, so every value is stored with its bearer tokens replaced by the
+//   placeholder (and values an older page stored are cleaned on load). "Forget token" clears
+//   the token and everything this page and the Messages tab stored.
 (function () {
   "use strict";
   var PLACEHOLDER = "PASTE-YOUR-TOKEN";
@@ -31,24 +35,35 @@
     }
   }
 
+  var BEARER = /(Bearer\s+)(?!PASTE-YOUR-TOKEN)[^\s"'\\]+/gi;
+  function withoutTokens(value) {
+    return typeof value === "string" ? value.replace(BEARER, "$1" + PLACEHOLDER) : value;
+  }
+  function recallKeys() {
+    return Object.keys(window.localStorage).filter(function (key) {
+      return key.indexOf("recall:") === 0;
+    });
+  }
+  recallKeys().forEach(function (key) {
+    var value = window.localStorage.getItem(key);
+    var clean = withoutTokens(value);
+    if (clean !== value) window.localStorage.setItem(key, clean);
+  });
+
   var storage = {
     getItem: function (key) {
       return window.localStorage.getItem("recall:" + key);
     },
     setItem: function (key, value) {
-      window.localStorage.setItem("recall:" + key, value);
+      window.localStorage.setItem("recall:" + key, withoutTokens(value));
     },
     removeItem: function (key) {
       window.localStorage.removeItem("recall:" + key);
     },
     clear: function () {
-      Object.keys(window.localStorage)
-        .filter(function (key) {
-          return key.indexOf("recall:") === 0;
-        })
-        .forEach(function (key) {
-          window.localStorage.removeItem(key);
-        });
+      recallKeys().forEach(function (key) {
+        window.localStorage.removeItem(key);
+      });
     },
     get length() {
       return window.localStorage.length;
@@ -110,6 +125,18 @@
       })
     );
   }
+
+  var forget = document.getElementById("recall-forget");
+  forget.hidden = false;
+  forget.addEventListener("click", function () {
+    try {
+      window.sessionStorage.removeItem("recall.token");
+    } catch (_e) {
+      // storage disabled: nothing was kept
+    }
+    storage.clear();
+    window.location.reload();
+  });
 
   root.textContent = "";
   var reactRoot = ReactDOM.createRoot(root);

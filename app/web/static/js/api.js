@@ -27,6 +27,19 @@ export function storeToken(token) {
   else window.sessionStorage.removeItem(TOKEN_KEY);
 }
 
+/** Signing out: the token, and everything Recall's pages keep in this browser (GraphiQL's
+ * editors and tabs live in localStorage under "recall:" keys). */
+export function forgetEverything() {
+  try {
+    window.sessionStorage.removeItem(TOKEN_KEY);
+    for (const key of Object.keys(window.localStorage)) {
+      if (key.startsWith("recall:")) window.localStorage.removeItem(key);
+    }
+  } catch {
+    // Storage disabled: nothing was kept.
+  }
+}
+
 export async function gql(token, query, variables = {}, signal = undefined) {
   let response;
   try {
@@ -59,14 +72,15 @@ export async function gql(token, query, variables = {}, signal = undefined) {
   return body.data;
 }
 
-const MESSAGE = `
-  id key body createdAt
+const MESSAGE_HEAD = `
+  id key createdAt
   author {
     __typename
     ... on Member { id key name }
     ... on Agent { id key name }
     ... on DeletedAgent { id name }
   }`;
+const MESSAGE = `${MESSAGE_HEAD} body`;
 const SCOPE = "id key kind name visibility parent { id key name }";
 
 export const VIEWER = `query RecallViewer {
@@ -96,7 +110,11 @@ export function searchQuery({ since, until }) {
   }
   return `query RecallSearch(${vars.join(", ")}) {
   messageSearch(${args.join(", ")}) {
-    edges { cursor highlights { start end } node { ${MESSAGE} scope { ${SCOPE} } } }
+    edges {
+      cursor highlights { start end }
+      excerpt { text start end moreBefore moreAfter highlights { start end } }
+      node { ${MESSAGE_HEAD} scope { ${SCOPE} } }
+    }
     pageInfo { hasNextPage endCursor }
     candidateBudgetExhausted
   }

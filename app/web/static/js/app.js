@@ -3,8 +3,8 @@
 import { h, render } from "../vendor/preact/preact.js";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "../vendor/preact/hooks.js";
 import htm from "../vendor/htm/htm.js";
-import { ApiError, AuthError, CONVERSATION, gql, NetworkError, VIEWER, searchQuery, storedToken, storeToken } from "./api.js";
-import { authorName, localMidnight, readState, scopeLabel, segments, stateHash, when, writeState } from "./text.js";
+import { ApiError, AuthError, CONVERSATION, forgetEverything, gql, NetworkError, VIEWER, searchQuery, storedToken, storeToken } from "./api.js";
+import { authorName, localMidnight, plainLabel, readState, reveal, scopeLabel, segments, stateHash, when, writeState } from "./text.js";
 
 const html = htm.bind(h);
 const PAGE = 20;
@@ -15,15 +15,18 @@ const AROUND = 15;
 const MORE_ROWS = 20;
 const EXAMPLES = ["postgres migration", '"rollback plan"', "ERR_CONN_RESET -mysql", "数据库迁移"];
 
-// A sign-in link (`#token=…`, printed by `recall serve --demo`): keep the token in this tab's
-// sessionStorage and take it out of the address bar before anything else runs.
+// A sign-in link (`#token=…`, printed by `recall serve --demo`): taken out of the address bar
+// before anything else runs. Signed out, it signs that person in (the token kept in this tab's
+// sessionStorage). Signed in as someone else, it only asks: a link anyone can send must not
+// silently switch the page to whoever minted it (login CSRF).
 function takeTokenFromUrl() {
   const { state, token } = readState();
-  if (token) {
-    storeToken(token);
-    writeState(state, { push: false });
-  }
-  return { state, token };
+  if (!token) return { state, token: "", switchTo: "" };
+  writeState(state, { push: false });
+  const current = storedToken();
+  if (current && current !== token) return { state, token: "", switchTo: token };
+  storeToken(token);
+  return { state, token, switchTo: "" };
 }
 
 const SIGNED_OUT = {
@@ -33,8 +36,10 @@ const SIGNED_OUT = {
 };
 
 function App() {
-  const [initial] = useState(() => takeTokenFromUrl().state);
+  const [fromLink] = useState(() => takeTokenFromUrl());
+  const initial = fromLink.state;
   const [token, setToken] = useState(() => storedToken());
+  const [switchTo, setSwitchTo] = useState(fromLink.switchTo);
   const [notice, setNotice] = useState("");
   const [viewer, setViewer] = useState(null);
   const [viewerError, setViewerError] = useState(null);
@@ -45,7 +50,7 @@ function App() {
   const openedHere = useRef(false);
 
   const signOut = useCallback((why) => {
-    storeToken(null);
+    forgetEverything();
     setToken(null);
     setViewer(null);
     setNotice(why || "");
@@ -63,11 +68,12 @@ function App() {
   // Back/forward, a pasted link, or a sign-in link opened in this tab.
   useEffect(() => {
     const sync = () => {
-      const { state, token: fromLink } = takeTokenFromUrl();
+      const { state, token: fromLink, switchTo: other } = takeTokenFromUrl();
       if (fromLink) {
         setNotice("");
         setToken(fromLink);
       }
+      if (other) setSwitchTo(other);
       if (stateHash(state) !== stateHash(urlRef.current)) {
         openedHere.current = false;
         urlRef.current = state;
@@ -138,8 +144,22 @@ function App() {
     }, 50);
   };
 
+  const switching =
+    switchTo &&
+    html`<${SwitchAccount}
+      viewer=${viewer}
+      token=${switchTo}
+      onSwitch=${() => {
+        forgetEverything();
+        storeToken(switchTo);
+        setSwitchTo("");
+        setToken(switchTo);
+      }}
+      onStay=${() => setSwitchTo("")}
+    />`;
   return html`
     <${Header} viewer=${viewer} onSignOut=${() => signOut(SIGNED_OUT.signedOut)} />
+    ${switching}
     <main class=${open ? "layout has-conversation" : "layout"}>
       <div class="search-column">
         <${SearchForm} viewer=${viewer} url=${url} navigate=${navigate} />
@@ -204,21 +224,74 @@ function SignIn({ notice, onToken }) {
 }
 
 function Header({ viewer, onSignOut }) {
+  const who = `${plainLabel(viewer.member.name, 200)} (${viewer.member.key}) in ${plainLabel(viewer.workspace.name, 200)}`;
   return html`
     <header class="topbar">
-      <a class="brand" href="/"><span class="logo" aria-hidden="true">R</span> Recall</a>
+      <a class="brand" href="/" aria-label="Recall"><span class="logo" aria-hidden="true">R</span><span class="brand-text"> Recall</span></a>
       <nav aria-label="Sections">
         <a href="/" aria-current="page">Messages</a>
         <a href="/graphql">GraphiQL</a>
       </nav>
-      <div class="who">
-        <span class="who-name" title=${`${viewer.member.name} in ${viewer.workspace.name}`}>
-          ${viewer.member.name} · ${viewer.workspace.name}
+      <div class="who" data-signed-in=${viewer.member.key}>
+        <span class="who-name" title=${`Signed in as ${who}`}>
+          <span class="who-label">Signed in as </span><${Name} text=${viewer.member.name} />${" · "}<${Name} text=${viewer.workspace.name} />
         </span>
         <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
       </div>
     </header>
   `;
+}
+
+// Asked when a sign-in link for another token arrives while someone is signed in: whose link
+// it is (read with that token), who is signed in, and nothing changes until the person says so.
+function SwitchAccount({ viewer, token, onSwitch, onStay }) {
+  const [other, setOther] = useState({ status: "loading" });
+  const stay = useRef();
+  useEffect(() => {
+    const controller = new AbortController();
+    gql(token, VIEWER, {}, controller.signal)
+      .then((data) => setOther(data.viewer.member ? { status: "ready", viewer: data.viewer } : { status: "invalid" }))
+      .catch((error) => error.name !== "AbortError" && setOther({ status: "invalid" }));
+    return () => controller.abort();
+  }, [token]);
+  useEffect(() => stay.current && stay.current.focus(), [other.status]);
+  const onKeyDown = (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      onStay();
+    }
+  };
+  const current = html`<strong><${Name} text=${viewer.member.name} /></strong> (${viewer.member.key}) in <${Name} text=${viewer.workspace.name} />`;
+  return html`
+    <div class="switch" role="alertdialog" aria-labelledby="switch-title" aria-describedby="switch-text" onKeyDown=${onKeyDown}>
+      <h2 id="switch-title">Switch accounts?</h2>
+      ${other.status === "loading" && html`<p id="switch-text">Checking the sign-in link…</p>`}
+      ${other.status === "invalid" &&
+      html`<p id="switch-text">You opened a sign-in link whose token Recall does not accept as a member token. You are still signed in as ${current}.</p>`}
+      ${other.status === "ready" &&
+      html`<p id="switch-text">
+        You opened a sign-in link for <strong><${Name} text=${other.viewer.member.name} /></strong> (${other.viewer.member.key}) in
+        <${Name} text=${other.viewer.workspace.name} />. You are signed in as ${current}. Only switch if you meant to.
+      </p>`}
+      <div class="switch-actions">
+        ${other.status === "ready" &&
+        html`<button type="button" class="primary" onClick=${onSwitch}>Switch to ${plainLabel(other.viewer.member.name, 40)}</button>`}
+        <button type="button" ref=${stay} onClick=${onStay}>Stay signed in as ${plainLabel(viewer.member.name, 40)}</button>
+      </div>
+    </div>
+  `;
+}
+
+// Text from other people (bodies, names): isolated from the surrounding direction (<bdi>), and
+// characters that would hide or reorder text shown as visible marks.
+function Shown({ text }) {
+  return reveal(text).map((p) =>
+    p.hidden ? html`<span class="hidden-char" title=${`Hidden character ${p.hidden}`}>${p.hidden}</span>` : p.text
+  );
+}
+
+function Name({ text }) {
+  return html`<bdi class="name"><${Shown} text=${text} /></bdi>`;
 }
 
 function SearchForm({ viewer, url, navigate }) {
@@ -287,7 +360,7 @@ function SearchForm({ viewer, url, navigate }) {
 function uniqueNames(people) {
   const count = new Map();
   for (const p of people) count.set(p.name, (count.get(p.name) || 0) + 1);
-  return (p) => (count.get(p.name) > 1 ? `${p.name} (${p.key})` : p.name);
+  return (p) => plainLabel(count.get(p.name) > 1 ? `${p.name} (${p.key})` : p.name);
 }
 
 function Filters({ viewer, url, navigate }) {
@@ -313,7 +386,7 @@ function Filters({ viewer, url, navigate }) {
               list.length > 0 &&
               html`<optgroup label=${label}>
                 ${list
-                  .map((s) => ({ id: s.id, label: scopeLabel(s) }))
+                  .map((s) => ({ id: s.id, label: plainLabel(scopeLabel(s)) }))
                   .sort(byLabel)
                   .map((s) => html`<option value=${s.id}>${s.label}</option>`)}
               </optgroup>`
@@ -329,11 +402,11 @@ function Filters({ viewer, url, navigate }) {
           </optgroup>
           ${agents.length > 0 &&
           html`<optgroup label="Agents">
-            ${agents.map((a) => html`<option value=${`AGENT:${a.id}`}>${a.name} (agent of ${a.owner.name})</option>`)}
+            ${agents.map((a) => html`<option value=${`AGENT:${a.id}`}>${plainLabel(`${a.name} (agent of ${a.owner.name})`)}</option>`)}
           </optgroup>`}
           ${owners.length > 0 &&
           html`<optgroup label="Agents of a person">
-            ${owners.map((o) => html`<option value=${`MEMBER_AGENTS:${o.id}`}>Agents of ${o.name}</option>`)}
+            ${owners.map((o) => html`<option value=${`MEMBER_AGENTS:${o.id}`}>${plainLabel(`Agents of ${o.name}`)}</option>`)}
           </optgroup>`}
         </select>
       </label>
@@ -529,12 +602,14 @@ function Results({ token, url, dates, onAuthError, onOpen, openId, navigate }) {
 }
 
 function Highlighted({ body, ranges }) {
-  return segments(body, ranges).map((s) => (s.hit ? html`<mark>${s.text}</mark>` : s.text));
+  return segments(body, ranges).map((s) =>
+    s.hit ? html`<mark><${Shown} text=${s.text} /></mark>` : html`<${Shown} text=${s.text} />`
+  );
 }
 
 function Author({ author }) {
   const agent = author && author.__typename !== "Member";
-  return html`<span class="author">${authorName(author)}${agent && html` <span class="badge">agent</span>`}</span>`;
+  return html`<span class="author"><${Name} text=${authorName(author)} />${agent && html` <span class="badge">agent</span>`}</span>`;
 }
 
 function Time({ iso }) {
@@ -544,6 +619,8 @@ function Time({ iso }) {
 
 function Result({ edge, url, selected, onOpen }) {
   const m = edge.node;
+  // What a list shows of a message: a bounded excerpt, however long the message is.
+  const excerpt = edge.excerpt;
   const href = stateHash({ ...url, open: m.id, in: m.scope.id });
   const onClick = (event) => {
     if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -554,10 +631,10 @@ function Result({ edge, url, selected, onOpen }) {
     <a class=${selected ? "result selected" : "result"} href=${href} data-message-id=${m.id} data-ranges=${JSON.stringify(edge.highlights)} onClick=${onClick}>
       <span class="meta">
         <${Author} author=${m.author} />
-        <span class="where">${scopeLabel(m.scope)}</span>
+        <span class="where"><${Name} text=${scopeLabel(m.scope)} /></span>
         <${Time} iso=${m.createdAt} />
       </span>
-      <span class="body"><${Highlighted} body=${m.body} ranges=${edge.highlights} /></span>
+      <span class="body">${excerpt.moreBefore && "… "}<${Highlighted} body=${excerpt.text} ranges=${excerpt.highlights} />${excerpt.moreAfter && " …"}</span>
     </a>
   `;
 }
@@ -660,7 +737,7 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
     <section class="conversation" aria-label=${`Conversation: ${title}`} onKeyDown=${onKeyDown}>
       <header class="conversation-head">
         <button type="button" class="back" onClick=${onClose} aria-label="Back to results">← Results</button>
-        <h2>${title}</h2>
+        <h2><${Name} text=${title} /></h2>
       </header>
       <div class="conversation-body" ref=${panel} onScroll=${onScroll}>
         ${conv.status === "loading" && html`<p class="status" role="status">Opening the conversation…</p>`}
@@ -692,7 +769,7 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
                 ref=${isHit ? hit : undefined}
               >
                 <span class="meta"><${Author} author=${m.author} /><${Time} iso=${m.createdAt} /></span>
-                <span class="body">${isHit ? html`<${Highlighted} body=${m.body} ranges=${ranges} />` : m.body}</span>
+                <span class="body">${isHit ? html`<${Highlighted} body=${m.body} ranges=${ranges} />` : html`<${Shown} text=${m.body} />`}</span>
               </li>`;
             })}
           </ol>

@@ -21,6 +21,34 @@ export function segments(body, ranges) {
   return out;
 }
 
+// Characters that change how text reads without showing themselves: bidirectional controls
+// (an RLO turns "invoice_\u202efdp.exe" into "invoice_exe.pdf"), zero-width and other invisible
+// characters (a name "Al\u200bice" that looks like "Alice"), and Unicode tag characters. They
+// are shown as visible marks instead, as GitHub and Slack do.
+const HIDDEN = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]|[\u{e0000}-\u{e007f}]/gu;
+
+/** `text` as [{text}] pieces and [{hidden: "U+202E"}] marks for characters that hide. */
+export function reveal(text) {
+  const out = [];
+  let at = 0;
+  for (const match of String(text).matchAll(HIDDEN)) {
+    if (match.index > at) out.push({ text: text.slice(at, match.index) });
+    const code = match[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    out.push({ hidden: `U+${code}` });
+    at = match.index + match[0].length;
+  }
+  if (at < text.length || out.length === 0) out.push({ text: text.slice(at) });
+  return out;
+}
+
+/** A label for a picker: hidden characters shown as marks, at most `max` characters. */
+export function plainLabel(text, max = 60) {
+  const shown = reveal(text)
+    .map((p) => (p.hidden ? `<${p.hidden}>` : p.text))
+    .join("");
+  return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
+}
+
 /** `#general`, `#leadership (private)`, `DM: alice-bob`, `Thread in #general`. */
 export function scopeLabel(scope) {
   if (!scope) return "";
