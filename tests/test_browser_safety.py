@@ -221,7 +221,6 @@ async def test_hidden_characters_show_and_long_names_never_widen_the_page(
         await asyncio.sleep(0.2)
         scroll = await page.evaluate("document.documentElement.scrollWidth")
         if scroll > width + 1:
-            await page.screenshot(path=f"/tmp/wide-{width}.png")
             wide = await page.evaluate(
                 "w => [...document.querySelectorAll('*')].filter(e => e.getBoundingClientRect()"
                 ".right > w + 1).map(e => e.tagName + '.' + e.className).slice(0, 12)",
