@@ -15,12 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.errors import BadUserInput
 from app.fixtures.model import (
     Agent,
+    Body,
     Key,
+    Keys,
     Member,
     Memory,
     Message,
     Scope,
-    Text,
     first_error_line,
 )
 
@@ -44,12 +45,12 @@ class KeyOnly(_Model):
 
 class ScopeMembers(_Model):
     scope: Key
-    members: list[Key] = Field(min_length=1)
+    members: Keys = Field(min_length=1)
 
 
 class EditMessage(_Model):
     key: Key
-    body: Text
+    body: Body
 
 
 # The change kinds, by their CONTRACT name, and the model of each one's payload.
