@@ -44,6 +44,9 @@ class TurnRow:
     agent_in_scope: bool
     # The agent's conversations now: narrows historySearch's scan of the sidecar.
     conversations: tuple[int, ...]
+    # The requester is not deactivated now: a deactivated member reads nothing, through an
+    # agent neither (the pre-delivery recheck reads it again under the turn's lock).
+    requester_active: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class TurnTarget:
     scope_exists: bool
     agent_in_scope: bool
     requester_is_member: bool
+    requester_deactivated: bool
     trigger_seq: int | None
     destination: Destination | None
 
@@ -63,8 +67,10 @@ select {in_perspective("t.scope_id", "$3")} as agent_in_scope, t.id, t.workspace
        a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
        array(select e.message_id from turn_evidence e
              where e.workspace_id = $1 and e.turn_id = t.id) as evidence,
-       {perspective_conversations("$1", "t.agent_id")} as conversations
+       {perspective_conversations("$1", "t.agent_id")} as conversations,
+       rq.deactivated_at is null as requester_active
 from turns t
+join actors rq on rq.workspace_id = $1 and rq.id = t.requester_id
 join scopes s on s.workspace_id = $1 and s.id = t.scope_id
 join audiences a on a.workspace_id = $1 and a.id = t.destination_audience_id
 where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3
@@ -88,6 +94,7 @@ def _turn_row(r: asyncpg.Record) -> TurnRow:
         frozenset(r["evidence"]),
         r["agent_in_scope"],
         tuple(r["conversations"]),
+        r["requester_active"],
     )
 
 
@@ -98,8 +105,12 @@ async def turn_by_id(db: Session, workspace_id: int, turn_id: int, agent_id: int
 
 async def lock_turn(db: Session, workspace_id: int, turn_id: int, agent_id: int) -> TurnRow | None:
     """The turn, row-locked until the end of the transaction: searches and replies of one turn
-    run one at a time, so the evidence ceiling cannot be overrun by two concurrent searches."""
-    row = await db.fetchrow(_TURN + " for update of t", workspace_id, turn_id, agent_id)
+    run one at a time, so the evidence ceiling cannot be overrun by two concurrent searches.
+    The requester's row is share-locked: a deactivation in flight commits first and is seen
+    (requester_active), so a reply is never delivered to someone deactivated meanwhile."""
+    row = await db.fetchrow(
+        _TURN + " for update of t for share of rq", workspace_id, turn_id, agent_id
+    )
     return _turn_row(row) if row else None
 
 
@@ -117,6 +128,9 @@ async def turn_target(
                s.id is not null and {in_perspective("s.id", "$2")} as agent_in_scope,
                exists (select 1 from actors r
                        where r.workspace_id = $1 and r.id = $4 and r.kind = 'member') as requester_ok,
+               exists (select 1 from actors r
+                       where r.workspace_id = $1 and r.id = $4 and r.kind = 'member'
+                         and r.deactivated_at is not null) as requester_deactivated,
                (select tm.seq from messages tm
                 where tm.workspace_id = $1 and tm.id = $5 and tm.scope_id = s.id) as trigger_seq,
                a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers
@@ -140,6 +154,7 @@ async def turn_target(
         row["scope_exists"],
         row["agent_in_scope"],
         row["requester_ok"],
+        row["requester_deactivated"],
         row["trigger_seq"],
         destination,
     )

@@ -21,6 +21,7 @@ from app.errors import BadUserInput, Forbidden
 from app.history.ledger import Ledger
 
 MAX_BODY = 20_000
+REQUESTER_DEACTIVATED = "the requester was deactivated; nothing is delivered to them"
 WITHHELD = (
     "the reply was built from messages or memories that may not be shown in this conversation,"
     " or its provenance exceeds the lineage limits; it was not delivered"
@@ -71,15 +72,19 @@ async def post_reply(
                 )
                 if found:
                     return ReplyOutcome(True, earlier, None, replayed=True)
+            # Deactivated since the turn started (or since this request's token was read):
+            # they may read nothing, so nothing is delivered to them.
+            if not turn.requester_active:
+                raise _Withheld(REQUESTER_DEACTIVATED)
             reply = await replies.write_reply(
                 db, workspace_id, turn.id, turn.scope_id, agent_id, body
             )
             if not await replies.deliverable(db, turn.destination, reply.message.id):
-                raise _Withheld
+                raise _Withheld(WITHHELD)
             if client_mutation_id is not None:
                 await replies.remember_reply(
                     db, workspace_id, turn.id, client_mutation_id, reply.message.id
                 )
-    except _Withheld:
-        return ReplyOutcome(False, None, WITHHELD)
+    except _Withheld as withheld:
+        return ReplyOutcome(False, None, str(withheld))
     return ReplyOutcome(True, reply.message, None)

@@ -47,6 +47,9 @@ async def start_turn(
         raise Forbidden("the agent is not a member of that scope")
     if not target.requester_is_member or requester_id is None:
         raise Forbidden("the requester is not a member of this workspace")
+    # A deactivated member reads nothing, through any surface: an agent's turn included.
+    if target.requester_deactivated:
+        raise Forbidden("the requester was deactivated and may read nothing")
     if trigger_message_id is not None and target.trigger_seq is None:
         raise BadUserInput("the trigger message is not in that scope")
     turn_id = await turns.insert_turn(
