@@ -147,7 +147,7 @@ async def pending(conn: asyncpg.Connection, source: Traversable | None = None) -
 # Citus (docs/scale.md). Every table is distributed by its workspace and colocated with the
 # others, so that a workspace's rows share one shard group and each statement that names its
 # workspace is a single-shard router query. workspaces is distributed by its own id.
-_REFERENCE_TABLES = ("workspace_keys",)
+_REFERENCE_TABLES = ("workspace_keys", "recall_secrets")
 _LOCAL_TABLES = ("schema_migrations",)  # the coordinator's bookkeeping
 # Unique keys that do not include the distribution column: Citus cannot enforce them. Each has
 # a routable replacement (migrations/015): workspace_keys for workspaces.key, the unique

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -24,6 +25,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.view import RecallGraphQL
 from app.db import create_pool
+from app.errors import RecallError
+from app.keys import KeyRing
 from app.migrate import pending
 from app.observability import metrics, tracing
 from app.observability.middleware import RequestMiddleware
@@ -38,6 +41,7 @@ class State(TypedDict):
     """The lifespan's state: Starlette hands a copy to every request (request.state)."""
 
     pool: asyncpg.Pool
+    keys: KeyRing
 
 
 def create_app(
@@ -61,9 +65,18 @@ def create_app(
             connect_timeout=settings.db_acquire_timeout,
         )
         metrics.watch_pool(pool)
+        master = settings.master_key
+        keys = KeyRing(
+            pool,
+            master.get_secret_value() if master else None,
+            timeout=settings.db_acquire_timeout,
+        )
+        # Read now if the database answers; otherwise by the first request that needs them.
+        with contextlib.suppress(RecallError):
+            await keys.keys()
         tasks = [asyncio.create_task(work()) for work in background]
         try:
-            yield {"pool": pool}
+            yield {"pool": pool, "keys": keys}
         finally:
             for task in tasks:
                 task.cancel()

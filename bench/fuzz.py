@@ -47,7 +47,7 @@ import httpx
 
 from app.api.ids import encode_id
 from app.db import connect, resolve_database_url
-from app.search.opaque import seal
+from app.search.opaque import Sealer, seal
 from app.settings import Settings
 from bench.cluster import with_database
 from bench.run import _free_port
@@ -69,7 +69,13 @@ class Seeds:
     ids: list[str]
     words: list[str]
     keys: list[str]
-    cursors: list[dict[str, Any]] = field(default_factory=list)
+    # The installation's cursor key and whom each token's cursors are sealed for: the fuzz
+    # reseals real cursors with changed payloads, so they pass authentication and reach the
+    # checks behind it (app.search.opaque), as only someone holding the key could.
+    cursor_key: bytes = b""
+    sealed_for: dict[str, str] = field(default_factory=dict)
+    # Real cursors' payloads, with whom they were sealed for.
+    cursors: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass
@@ -102,6 +108,8 @@ class Tally:
 
 
 async def _prepare(dsn: str) -> Seeds:
+    from app.data import secrets
+    from app.data.readers import reader_for_token
     from app.data.tokens import issue_actor_token, issue_connector_token
     from app.demo import ensure_demo
     from app.history.turns import start_turn_by_keys
@@ -143,10 +151,16 @@ async def _prepare(dsn: str) -> Seeds:
                 " union all (select key from messages order by id desc limit 30)"
             )
         ]
+        cursor_key = await secrets.cursor_key(conn)
+        sealed_for = {}
+        for kind in ("member", "turn"):
+            reader = await reader_for_token(conn, tokens[kind])
+            assert reader is not None
+            sealed_for[kind] = reader.cursor_context
     finally:
         await conn.close()
     words = ["postgres", "migration", "ERR_CONN_RESET", "v2.4.0", '"cache stampede"', "-mysql"]
-    return Seeds(tokens, ids, words, keys)
+    return Seeds(tokens, ids, words, keys, cursor_key, sealed_for)
 
 
 async def _create(server_dsn: str, name: str) -> None:
@@ -251,22 +265,36 @@ def _register_scalars(seeds: Seeds) -> None:
         ),
         max_leaves=8,
     )
-    # Real cursors with one value replaced: their binding still matches the same search.
+    sealer = Sealer(seeds.cursor_key)
+
+    def sealed(seed: tuple[str, dict[str, Any]], **changed: Any) -> str:
+        context, payload = seed
+        return sealer.seal({**payload, **changed}, context)
+
+    # Real cursors with one value replaced, sealed again for their reader: their binding
+    # still matches the same search, so the position checks behind authentication run.
     mutated = st.builds(
-        lambda cursor, key, value: seal({**cursor, key: value}),
+        lambda seed, key, value: sealed(seed, **{key: value}),
         st.sampled_from(seeds.cursors),
-        st.sampled_from(sorted({k for c in seeds.cursors for k in c})),
+        st.sampled_from(sorted({k for _, c in seeds.cursors for k in c})),
         json_values,
     )
     positions = st.builds(
-        lambda cursor, p: seal({**cursor, "p": p}),
-        st.sampled_from([c for c in seeds.cursors if "p" in c] or seeds.cursors),
+        lambda seed, p: sealed(seed, p=p),
+        st.sampled_from([s for s in seeds.cursors if "p" in s[1]] or seeds.cursors),
         st.lists(st.one_of(st.none(), st.integers(), st.floats(), st.booleans()), max_size=5),
     )
     cursors = _weighted(
-        (2, st.sampled_from(seeds.cursors).map(seal)),
+        (2, st.sampled_from(seeds.cursors).map(sealed)),
         (3, mutated),
         (2, positions),
+        # Payloads sealed for nobody in particular, and the plain envelope of old cursors.
+        (
+            1,
+            st.dictionaries(st.text(max_size=3), json_values, max_size=5).map(
+                lambda payload: sealer.seal(payload, "nobody")
+            ),
+        ),
         (1, st.dictionaries(st.text(max_size=3), json_values, max_size=5).map(seal)),
     )
     strings = _weighted(
@@ -312,9 +340,11 @@ def _register_scalars(seeds: Seeds) -> None:
     schemathesis.graphql.scalar("DateTime", times)
 
 
-def _harvest_cursors(url: str, tokens: dict[str, str]) -> list[dict[str, Any]]:
-    """Real cursors of each kind (messageSearch, historySearch, Scope.messages), unsealed."""
-    from app.search.opaque import unseal
+def _harvest_cursors(url: str, seeds: Seeds) -> list[tuple[str, dict[str, Any]]]:
+    """Real cursors of each kind (messageSearch, historySearch, Scope.messages), opened with
+    the installation's key, with whom each was sealed for."""
+    tokens = seeds.tokens
+    sealer = Sealer(seeds.cursor_key)
 
     asks = [
         ("member", '{ messageSearch(query: "postgres", first: 2) { pageInfo { endCursor } } }'),
@@ -324,12 +354,13 @@ def _harvest_cursors(url: str, tokens: dict[str, str]) -> list[dict[str, Any]]:
             "{ viewer { workspace { scopes { messages(first: 2) { pageInfo { endCursor } } } } } }",
         ),
     ]
-    found: list[dict[str, Any]] = []
+    found: list[tuple[str, dict[str, Any]]] = []
     for kind, query in asks:
         headers = {"Authorization": f"Bearer {tokens[kind]}", "Accept": ACCEPT}
         body = httpx.post(url, json={"query": query}, headers=headers, timeout=30).json()
+        context = seeds.sealed_for[kind]
         for text in re.findall(r'"endCursor": ?"([^"]+)"', json.dumps(body)):
-            found.append(unseal(text))
+            found.append((context, sealer.open(text, context)))
     if not found:
         raise RuntimeError("no cursor to start from: the demo searches returned nothing")
     return found[:12]
@@ -349,7 +380,7 @@ def _fuzz(url: str, seeds: Seeds, args: argparse.Namespace, tally: Tally) -> boo
     from schemathesis import GenerationMode
     from schemathesis.core.result import Err
 
-    seeds.cursors = _harvest_cursors(url, seeds.tokens)
+    seeds.cursors = _harvest_cursors(url, seeds)
     _register_scalars(seeds)
     headers = {"Authorization": f"Bearer {seeds.tokens['member']}", "Accept": ACCEPT}
     schema = schemathesis.graphql.from_url(url, headers=headers, timeout=30)

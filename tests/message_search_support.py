@@ -90,3 +90,31 @@ def workspace(
             for i, (k, s, a, b) in enumerate(messages)
         ],
     }
+
+
+async def _sealer_for(db: asyncpg.Connection, workspace: str, member: str) -> Any:
+    from app.search.opaque import Sealer
+
+    key = await db.fetchval("select value from recall_secrets where name = 'cursors'")
+    reader = await db.fetchval(
+        "select a.workspace_id || ':member:' || a.id || ':0' from actors a"
+        " join workspaces w on w.id = a.workspace_id where w.key = $1 and a.key = $2",
+        workspace,
+        member,
+    )
+    return Sealer(key), reader
+
+
+async def open_cursor(db: asyncpg.Connection, cursor: str, workspace: str, member: str) -> Any:
+    """A messageSearch cursor's sealed payload, opened with the installation's key as the
+    server opens it (app.search.opaque): what it would say if it could be read."""
+    sealer, reader = await _sealer_for(db, workspace, member)
+    return sealer.open(cursor, reader)
+
+
+async def forge_cursor(db: asyncpg.Connection, payload: Any, workspace: str, member: str) -> str:
+    """A cursor sealed with the installation's own key: what only someone holding the server's
+    secret could send (the positions it may hold are checked all the same)."""
+    sealer, reader = await _sealer_for(db, workspace, member)
+    forged: str = sealer.seal(payload, reader)
+    return forged

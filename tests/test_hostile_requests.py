@@ -11,7 +11,6 @@ import asyncpg
 import pytest
 
 from app.api.ids import encode_id
-from app.search.opaque import seal
 from tests.history_support import REPLY
 from tests.history_support import search as history_search
 from tests.message_search_support import SEARCH
@@ -159,14 +158,22 @@ async def test_an_instant_postgres_cannot_hold_is_bad_user_input(
     assert result.codes == ["BAD_USER_INPUT"], result.body
 
 
-async def test_a_cursor_beyond_any_seq_is_invalid(client: Any, alice: str):
+async def test_a_cursor_beyond_any_seq_is_invalid(client: Any, alice: str, db: asyncpg.Connection):
     first = await client.gql(SEARCH, {"q": "acme", "first": 1}, token=alice)
     end = first["messageSearch"]["pageInfo"]["endCursor"]
-    from app.search.opaque import unseal
+    # Forged with the installation's own key (cursors are sealed: app.search.opaque), so the
+    # position itself is what is checked.
+    from app.search.opaque import Sealer
 
-    payload = unseal(end)
+    sealer = Sealer(await db.fetchval("select value from recall_secrets where name = 'cursors'"))
+    reader = await db.fetchval(
+        "select a.workspace_id || ':member:' || a.id || ':0' from actors a where a.key = 'alice'"
+        " and a.workspace_id = (select id from workspaces where key = 'acme')"
+    )
+    payload = sealer.open(end, reader)
     payload["p"] = [payload["p"][0], payload["p"][1] or 1, 2**31, payload["p"][3] or 1]
-    result = await client.post(SEARCH, {"q": "acme", "after": seal(payload)}, token=alice)
+    forged = sealer.seal(payload, reader)
+    result = await client.post(SEARCH, {"q": "acme", "after": forged}, token=alice)
     assert result.codes == ["INVALID_CURSOR"], result.body
 
 

@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from app.data import message_search
 from app.data.eligibility import eligible
-from tests.message_search_support import SEARCH, author, global_id, search, workspace
+from tests.message_search_support import (
+    SEARCH,
+    author,
+    forge_cursor,
+    global_id,
+    open_cursor,
+    search,
+    workspace,
+)
 from tests.personas import load
 
 
@@ -184,12 +192,18 @@ async def test_budget_exhaustion_continues_to_older_visible_matches(
 
 
 async def test_a_continuation_past_an_invisible_match_reveals_nothing_of_it(
-    client: Any, ann: str
+    client: Any, ann: str, db: asyncpg.Connection
 ) -> None:
     page = await search(client, ann, "needle", first=20)
     assert page["candidateBudgetExhausted"]
     cursor = page["pageInfo"]["endCursor"]
-    payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    # Sealed: the client reads nothing of it (app.search.opaque)...
+    raw = base64.urlsafe_b64decode(cursor[3:] + "=" * (-len(cursor[3:]) % 4))
+    with pytest.raises(ValueError):
+        json.loads(raw)
+    # ...and even opened with the server's key it holds no more than the invisible match's
+    # global_seq.
+    payload = await open_cursor(db, cursor, "lab", "ann")
     global_seq, *rest = payload["p"]
     assert isinstance(global_seq, int) and rest == [None, None, None]
 
@@ -249,15 +263,20 @@ async def test_garbage_cursors_are_invalid(client: Any, ann: str, cursor: str) -
 
 
 async def test_a_tampered_position_is_still_bound_and_only_moves_the_start(
-    client: Any, ann: str
+    client: Any, ann: str, db: asyncpg.Connection
 ) -> None:
     cursor = (await search(client, ann, "needle", first=1))["pageInfo"]["endCursor"]
-    payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    # A client cannot tamper with a sealed cursor at all; one forged with the server's own key
+    # still only moves where the same authorized search starts.
+    payload = await open_cursor(db, cursor, "lab", "ann")
     payload["p"] = [10**12, None, None, None]  # before everything: the first page again
-    forged = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
+    forged = await forge_cursor(db, payload, "lab", "ann")
     page = await search(client, ann, "needle", first=100, after=forged)
     assert [e["node"]["key"] for e in page["edges"]][:2] == ["v49", "v48"]
     payload["p"] = [1, "x", None, None]
-    forged = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
+    forged = await forge_cursor(db, payload, "lab", "ann")
     result = await client.post(SEARCH, {"q": "needle", "after": forged}, token=ann)
+    assert result.codes == ["INVALID_CURSOR"]
+    plain = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
+    result = await client.post(SEARCH, {"q": "needle", "after": plain}, token=ann)
     assert result.codes == ["INVALID_CURSOR"]

@@ -10,12 +10,14 @@ from app.api.loaders import Loaders
 from app.data.readers import Reader
 from app.data.session import Session
 from app.history.ledger import Ledger
+from app.keys import Keys
 from app.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
 class Context:
     settings: Settings
+    keys: Keys
     reader: Reader
     db: Session
     loaders: Loaders

@@ -101,6 +101,7 @@ class RecallGraphQL(GraphQL[Context, None]):
         try:
             try:
                 reader = await reader_for_token(db, _bearer_token(request))
+                keys = await request.state.keys.keys()
             except (ServiceUnavailable, Timeout) as e:
                 return JSONResponse(_error_body(e.message, e.code), status_code=503)
             if reader is None:
@@ -111,6 +112,7 @@ class RecallGraphQL(GraphQL[Context, None]):
                 )
             context = Context(
                 settings=self.settings,
+                keys=keys,
                 reader=reader,
                 db=db,
                 loaders=Loaders(db, reader),

@@ -23,6 +23,12 @@ from app.data.params import Params
 from app.data.tokens import hash_token, token_workspace
 
 
+def cursor_context(workspace_id: int, kind: str, actor_id: int, turn_id: int | None) -> str:
+    """Who a cursor is sealed for (app.search.opaque): the same person, or the same turn, with
+    any of its tokens; nobody else."""
+    return f"{workspace_id}:{kind}:{actor_id}:{turn_id or 0}"
+
+
 @dataclass(frozen=True, slots=True)
 class TurnContext:
     """What a turn token's turn binds, read with the token: a turn is created once and never
@@ -61,6 +67,10 @@ class Reader:
     @property
     def agent_id(self) -> int | None:
         return self.actor_id if self.kind in ("agent", "turn") else None
+
+    @property
+    def cursor_context(self) -> str:
+        return cursor_context(self.workspace_id, self.kind, self.actor_id, self.turn_id)
 
     def message_predicate(self, m: str, p: Params) -> str | None:
         """WHERE conjuncts for messages this reader may read (their parameters added to `p`),

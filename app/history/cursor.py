@@ -1,9 +1,10 @@
 """historySearch cursors: a position in the ranked order (app.history.ranking), bound to one
 search.
 
-A cursor is base64url(JSON) of the last hit's (score, id) plus a digest binding it to the turn
-and the normalized query, speaker and time bounds. It is not signed: a forged position can only
-move within the same authorized ranking, never widen it.
+A cursor seals (app.search.opaque) the last hit's (score, id) and a digest binding it to the
+turn and the normalized query, speaker and time bounds; the turn is its associated data too.
+Even a forged position could only move within the same authorized ranking, never widen it;
+sealed, it cannot be forged or read at all.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.errors import InvalidCursor
-from app.search.opaque import seal, unseal
+from app.search.opaque import Sealer
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +44,16 @@ def binding(
     return hashlib.sha256(material.encode()).hexdigest()[:24]
 
 
-def encode_cursor(position: Position, bound_to: str) -> str:
+def encode_cursor(position: Position, bound_to: str, sealer: Sealer, reader: str) -> str:
     # float.hex() round-trips exactly, so the next page resumes at precisely this score.
-    return seal({"s": position.score.hex(), "i": position.message_id, "b": bound_to})
+    payload = {"s": position.score.hex(), "i": position.message_id, "b": bound_to}
+    return sealer.seal(payload, reader)
 
 
-def decode_cursor(cursor: str, bound_to: str) -> Position:
-    """The position in `cursor`; INVALID_CURSOR if it is malformed or from another search."""
-    data = unseal(cursor)
+def decode_cursor(cursor: str, bound_to: str, sealer: Sealer, reader: str) -> Position:
+    """The position in `cursor`; INVALID_CURSOR if it is malformed, another reader's or from
+    another search."""
+    data = sealer.open(cursor, reader)
     try:
         score = float.fromhex(data["s"])
         message_id = data["i"]

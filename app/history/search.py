@@ -17,7 +17,7 @@ searches of one turn run at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -32,12 +32,13 @@ from app.data.history_search import (
     SearchRows,
     search,
 )
-from app.data.readers import TurnContext
+from app.data.readers import TurnContext, cursor_context
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden, ServiceUnavailable
 from app.history import presentation, ranking
 from app.history.cursor import Position, binding, decode_cursor, encode_cursor
 from app.history.ledger import Ledger, Shown, shown_ids
+from app.keys import Keys
 from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
@@ -92,7 +93,7 @@ async def history_search(
     turn: TurnContext | None,
     ledger: Ledger,
     request: HistoryRequest,
-    master_key: str | None,
+    keys: Keys,
     search_ready: bool,
     lineage_complete: bool = False,
 ) -> HistoryResult:
@@ -105,7 +106,11 @@ async def history_search(
         raise BadUserInput("since must be earlier than until")
     parsed = parse_query(request.query)
     bound_to = binding(ledger.turn_id, parsed.normalized, request.speaker, since, until)
-    after = decode_cursor(request.after, bound_to) if request.after else None
+    # Sealed for the turn: only this turn's searches can continue from it.
+    sealed_for = cursor_context(workspace_id, "turn", agent_id, ledger.turn_id)
+    after = (
+        decode_cursor(request.after, bound_to, keys.cursors, sealed_for) if request.after else None
+    )
     ensure_read_ready(search_ready)
     if turn is None or destination is None:
         raise Forbidden("this turn is gone")
@@ -135,7 +140,7 @@ async def history_search(
     position = (after.score, after.message_id) if after else None
     # The largest page the request allows, and one more; the ledger's room cuts it below.
     page = PageRequest(position, request.first + 1, ranking.WINDOW, bound_to)
-    digest = query_digest(master_key, parsed.normalized)
+    digest = query_digest(keys.master_key, parsed.normalized)
     audit_destination = destination.describe()
 
     async def attempt() -> tuple[str, list[Shown], list[int], bool] | None:
@@ -219,16 +224,20 @@ async def history_search(
             raise ServiceUnavailable("the turn changed while it was searched; try again")
     status, shown, message_ids, more = outcome
 
-    views = [_view(s, bound_to, turn.created_at, parsed.include) for s in shown]
+    def cursor(position: Position) -> str:
+        return encode_cursor(position, bound_to, keys.cursors, sealed_for)
+
+    views = [_view(s, cursor, turn.created_at, parsed.include) for s in shown]
     return HistoryResult(status, views, message_ids, more, views[-1].cursor if views else None)
 
 
-def _view(shown: Shown, bound_to: str, turn_started: datetime, terms: Sequence[str]) -> HitView:
+def _view(
+    shown: Shown, cursor: Callable[[Position], str], turn_started: datetime, terms: Sequence[str]
+) -> HitView:
     hit = shown.hit
-    position = Position(hit.score, hit.message.id)
     return HitView(
         shown=shown,
-        cursor=encode_cursor(position, bound_to),
+        cursor=cursor(Position(hit.score, hit.message.id)),
         where=presentation.where_label(hit),
         channel=presentation.channel_name(hit),
         this_conversation=hit.same_conversation,

@@ -1,18 +1,19 @@
-"""Opaque messageSearch cursors: a position in the search order, bound to one search.
+"""Opaque messageSearch cursors: a position in the search order, bound to one search and one
+reader, sealed (app.search.opaque: encrypted and authenticated; the reader is the associated
+data, so another person's cursor is INVALID_CURSOR).
 
-A cursor is base64url(JSON) of
+The sealed payload is
   {"v": 1, "p": [global_seq, scope_id, seq, message_id], "b": binding}
 where `p` is the full order tuple (global_seq DESC, scope_id ASC, seq DESC, message_id ASC) of
-the last position a page examined, and `b` is a digest of the normalized query, the scope filter,
-the author filter and the time bounds (since, until) that produced it. Using a cursor with any other search is INVALID_CURSOR:
-its position means nothing there.
+the last position a page examined, and `b` is a digest of the normalized query, the scope
+filter, the author filter and the time bounds (since, until) that produced it. Using a cursor
+with any other search is INVALID_CURSOR: its position means nothing there.
 
 A continuation cursor may point past a candidate the reader may not see (the candidate budget
-ran out on invisible matches). Its scope and message ids must not be revealed, so such a
-position is written as [global_seq, null, null, null], meaning "after every row with this
-global_seq". That is exactly "after the candidate" because global_seq is unique per workspace
-(unique (workspace_id, global_seq) in migrations/001): the scope and message ids add nothing to
-the position, they only would have disclosed where the invisible message lives.
+ran out on invisible matches). Nobody can read a sealed position, and still it keeps only what
+it needs: [global_seq, null, null, null], "after every row with this global_seq", which is
+exactly "after the candidate" because global_seq is unique per workspace (unique (workspace_id,
+global_seq) in migrations/001). docs/api.md (Cursors) says what such a page still reveals.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.errors import InvalidCursor
-from app.search.opaque import seal, unseal
+from app.search.opaque import Sealer
 
 _VERSION = 1
 _MAX_BIGINT = 2**63 - 1
@@ -52,14 +53,15 @@ def binding(normalized_query: str, filters: Mapping[str, object]) -> str:
     return hashlib.sha256(material.encode()).hexdigest()[:24]
 
 
-def encode_cursor(position: Position, bound_to: str) -> str:
+def encode_cursor(position: Position, bound_to: str, sealer: Sealer, reader: str) -> str:
     p = [position.global_seq, position.scope_id, position.seq, position.message_id]
-    return seal({"v": _VERSION, "p": p, "b": bound_to})
+    return sealer.seal({"v": _VERSION, "p": p, "b": bound_to}, reader)
 
 
-def decode_cursor(cursor: str, bound_to: str) -> Position:
-    """The position of a cursor produced for the same search; InvalidCursor otherwise."""
-    payload = unseal(cursor)
+def decode_cursor(cursor: str, bound_to: str, sealer: Sealer, reader: str) -> Position:
+    """The position of a cursor produced for the same search and reader; InvalidCursor
+    otherwise."""
+    payload = sealer.open(cursor, reader)
     if payload.get("v") != _VERSION:
         raise InvalidCursor("cursor is not valid for this search")
     if payload.get("b") != bound_to:
@@ -88,12 +90,12 @@ def _is_int(value: object) -> bool:
 # to a reader who may read the scope, and binding to it makes reuse on another scope an error.
 
 
-def encode_seq_cursor(scope_id: int, seq: int) -> str:
-    return seal({"v": _VERSION, "t": scope_id, "s": seq})
+def encode_seq_cursor(scope_id: int, seq: int, sealer: Sealer, reader: str) -> str:
+    return sealer.seal({"v": _VERSION, "t": scope_id, "s": seq}, reader)
 
 
-def decode_seq_cursor(cursor: str, scope_id: int) -> int:
-    payload = unseal(cursor)
+def decode_seq_cursor(cursor: str, scope_id: int, sealer: Sealer, reader: str) -> int:
+    payload = sealer.open(cursor, reader)
     if (
         payload.get("v") != _VERSION
         or payload.get("t") != scope_id

@@ -31,6 +31,7 @@ from app.data.readers import Reader
 from app.data.rows import MessageRow
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
+from app.keys import Keys
 from app.search.cursor import binding, decode_cursor, encode_cursor
 from app.search.excerpts import Excerpt, excerpt_of
 from app.search.highlights import Range, highlight_ranges
@@ -94,7 +95,7 @@ async def message_search(
     reader: Reader,
     request: MessageSearchRequest,
     *,
-    master_key: str | None,
+    keys: Keys,
     remember: Callable[[MessageRow], None] | None = None,
 ) -> MessageSearchResult:
     if reader.kind != "member" or reader.destination is None:
@@ -125,7 +126,12 @@ async def message_search(
     if until is not None:
         filters["until"] = until.isoformat()
     bound_to = binding(parsed.normalized, filters)
-    start = decode_cursor(request.after, bound_to) if request.after is not None else None
+    sealer, sealed_for = keys.cursors, reader.cursor_context
+    start = (
+        decode_cursor(request.after, bound_to, sealer, sealed_for)
+        if request.after is not None
+        else None
+    )
 
     ensure_read_ready(reader.search_ready)
     budget = budget_for(first)
@@ -152,7 +158,7 @@ async def message_search(
             surface="message_search",
             actor_id=reader.actor_id,
             turn_id=None,
-            query_digest=query_digest(master_key, parsed.normalized),
+            query_digest=query_digest(keys.master_key, parsed.normalized),
             filters={**filters, "first": first, "continued": start is not None},
             destination=reader.destination.describe(),
         ),
@@ -169,7 +175,7 @@ async def message_search(
         in_window = highlight_ranges(h.window, h.marked, parsed.include)
         hits.append(
             MessageHit(
-                cursor=encode_cursor(position_of(h.candidate), bound_to),
+                cursor=encode_cursor(position_of(h.candidate), bound_to, sealer, sealed_for),
                 message=h.message,
                 highlights=[(h.window_start + s, h.window_start + e) for s, e in in_window],
                 excerpt=excerpt_of(
@@ -180,6 +186,8 @@ async def message_search(
     return MessageSearchResult(
         hits=hits,
         has_next_page=page.has_next_page,
-        end_cursor=encode_cursor(page.end, bound_to) if page.end is not None else None,
+        end_cursor=encode_cursor(page.end, bound_to, sealer, sealed_for)
+        if page.end is not None
+        else None,
         budget_exhausted=page.budget_exhausted,
     )

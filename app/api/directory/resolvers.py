@@ -78,6 +78,8 @@ async def scope_messages(
     `before` a cursor (or up to the end)."""
     if around is not None and (after is not None or before is not None):
         raise BadUserInput("around cannot be combined with after or before")
+    # Transcript cursors are sealed for this reader (app.search.opaque).
+    sealed = (info.context.keys.cursors, info.context.reader.cursor_context)
     target_id: int | None = None
     if around is not None:
         type_name, pk = decode_id(around)
@@ -87,10 +89,12 @@ async def scope_messages(
         n_after = _count(first, DEFAULT_AROUND, "first")
         pivot = 0
     elif after is None and first is None and (before is not None or last is not None):
-        pivot = transcript.MAX_SEQ if before is None else decode_seq_cursor(before, scope_id)
+        pivot = (
+            transcript.MAX_SEQ if before is None else decode_seq_cursor(before, scope_id, *sealed)
+        )
         n_before, n_after = _count(last, DEFAULT_PAGE, "last"), 0
     elif before is None and last is None:
-        pivot = 0 if after is None else decode_seq_cursor(after, scope_id)
+        pivot = 0 if after is None else decode_seq_cursor(after, scope_id, *sealed)
         n_before, n_after = 0, _count(first, DEFAULT_PAGE, "first")
     else:
         raise BadUserInput("page forward with first/after, or backward with last/before")
@@ -112,7 +116,7 @@ async def scope_messages(
     shown_after = w.after[:n_after]
     rows: list[MessageRow] = [*shown_before, *([w.target] if w.target else []), *shown_after]
     return TranscriptPage(
-        [(encode_seq_cursor(scope_id, r.seq), r) for r in rows],
+        [(encode_seq_cursor(scope_id, r.seq, *sealed), r) for r in rows],
         has_next_page=len(w.after) > n_after,
         has_previous_page=len(w.before) > n_before,
     )

@@ -28,7 +28,6 @@ def turn_ledger(info: Info) -> Ledger:
 async def resolve_history_search(info: Info, request: HistoryRequest) -> HistoryResult:
     ledger = turn_ledger(info)
     context = info.context
-    master = context.settings.master_key
     return await history_search(
         context.db,
         workspace_id=context.reader.workspace_id,
@@ -39,7 +38,7 @@ async def resolve_history_search(info: Info, request: HistoryRequest) -> History
         lineage_complete=context.reader.lineage_complete,
         ledger=ledger,
         request=request,
-        master_key=master.get_secret_value() if master else None,
+        keys=context.keys,
     )
 
 

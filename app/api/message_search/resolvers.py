@@ -35,7 +35,6 @@ async def resolve_message_search(
     after: str | None,
 ) -> MessageSearchResult:
     ctx = info.context
-    master = ctx.settings.master_key
     return await message_search(
         ctx.db,
         ctx.reader,
@@ -48,7 +47,7 @@ async def resolve_message_search(
             since=since,
             until=until,
         ),
-        master_key=master.get_secret_value() if master else None,
+        keys=ctx.keys,
         remember=ctx.loaders.remember_message,
     )
 
