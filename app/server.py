@@ -26,10 +26,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.view import RecallGraphQL
 from app.db import create_pool
 from app.errors import RecallError
-from app.keys import KeyRing
 from app.migrate import pending
 from app.observability import metrics, tracing
 from app.observability.middleware import RequestMiddleware
+from app.search.keys import KeyRing
 from app.settings import Settings
 from app.web import routes as web_routes
 

@@ -10,7 +10,7 @@ from app.api.loaders import Loaders
 from app.data.readers import Reader
 from app.data.session import Session
 from app.history.ledger import Ledger
-from app.keys import Keys
+from app.search.keys import Keys
 from app.settings import Settings
 
 

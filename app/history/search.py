@@ -38,7 +38,7 @@ from app.errors import BadUserInput, Forbidden, ServiceUnavailable
 from app.history import presentation, ranking
 from app.history.cursor import Position, binding, decode_cursor, encode_cursor
 from app.history.ledger import Ledger, Shown, shown_ids
-from app.keys import Keys
+from app.search.keys import Keys
 from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 

@@ -31,10 +31,10 @@ from app.data.readers import Reader
 from app.data.rows import MessageRow
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
-from app.keys import Keys
 from app.search.cursor import binding, decode_cursor, encode_cursor
 from app.search.excerpts import Excerpt, excerpt_of
 from app.search.highlights import Range, highlight_ranges
+from app.search.keys import Keys
 from app.search.paging import budget_for, page_decided, position_of
 from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
