@@ -3,7 +3,7 @@
     entry points (app.cli, app.server)
       -> app.api            GraphQL: strawberry types and resolvers
         -> app.search, app.history, app.changes, app.fixtures, app.demo   the surfaces, live
-           changes and the import tooling
+           changes and the import tooling; app.access, which token kind may do what
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
             -> foundation   app.errors, app.settings, app.db, app.migrate, app.embedded_db,
                             app.observability (metrics, traces, logs, the HTTP middleware)
@@ -27,6 +27,7 @@ LAYERS = {
     "app.server": 4,
     "app.api": 3,
     "app.web": 3,
+    "app.access": 2,
     "app.search": 2,
     "app.history": 2,
     "app.fixtures": 2,

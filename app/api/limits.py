@@ -39,6 +39,7 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from app.api.policies import IDS, FieldPolicy, Fixed, Page, definition_of, policy_of
 from app.errors import BadUserInput, RecallError
 
 MAX_DEPTH = 12
@@ -48,22 +49,14 @@ MAX_ALIASES = 50
 MAX_COST = 50_000
 MAX_INTROSPECTION = 1_000_000
 
-# Lists whose length no argument bounds. Their sizes are what Recall returns at most
-# (evidence: the ledger cap) or a nominal size for directory listings.
-_UNBOUNDED_LIST = 100
-_LIST_SIZES = {
-    ("Turn", "evidence"): 400,
-    ("HistorySearchConnection", "messageIds"): 100,
-}
+# What a list field without a declared size counts (every list declares one:
+# tests/test_policies.py), and what a field that runs a statement of its own adds per call:
+# a statement costs about as much as a hundred fields of data.
+_UNDECLARED_LIST = 100
+STATEMENT_COST = 100
 _META_FIELDS = {"__schema": "__Schema", "__type": "__Type"}
 # Fields, arguments, enum values... of one type, in Recall's schema: a generous average.
 _INTROSPECTION_LIST = 10
-# Lists sized by their parent's page (a connection's edges) or tiny by construction: counted once.
-_PAGE_LISTS = frozenset(
-    {"edges", "highlights", "why", "before", "after", "selected", "exclusions", "searches"}
-)
-# Page sizes when the argument is omitted (the fields' own defaults).
-_DEFAULT_FIRST = {"messageSearch": 20, "historySearch": 8, "messages": 20}
 
 
 class QueryTooComplex(RecallError):
@@ -197,33 +190,43 @@ class _Walker:
             definition = parent.fields.get(name)
             field_type = definition.type if definition is not None else None
         child = self.selection_set(node.selection_set, _named(field_type))
-        size = self._list_size(node, parent, field_type)
+        declared = policy_of(definition_of(parent, name)) if not self.introspecting else None
+        size = self._list_size(node, parent, field_type, declared)
+        statement = STATEMENT_COST if declared is not None and declared.statement else 0
         return Shape(
             depth=1 + child.depth,
             # Aliases are names in the document: a list repeats them, it does not add any.
             aliases=(1 if node.alias is not None else 0) + child.aliases,
-            cost=1 + size * child.cost,
+            cost=1 + statement + size * child.cost,
             introspection=size * child.introspection,
         )
 
-    def _list_size(self, node: FieldNode, parent: GraphQLNamedType | None, field_type: Any) -> int:
+    def _list_size(
+        self,
+        node: FieldNode,
+        parent: GraphQLNamedType | None,
+        field_type: Any,
+        declared: FieldPolicy | None,
+    ) -> int:
+        """How many items the field's value may hold, as its policy declares it
+        (app.api.policies); introspection's lists by the schema's real sizes."""
         args = {a.name.value: a.value for a in node.arguments or ()}
-        name = node.name.value
-        if "ids" in args:
-            return max(1, self._length(args["ids"]))
-        if "first" in args or "last" in args or name in _DEFAULT_FIRST:
-            first = self._int(
-                args.get("first"), _DEFAULT_FIRST.get(name, 20) if "last" not in args else 0
-            )
+        size = declared.size if declared is not None else None
+        if isinstance(size, Fixed):
+            return size.n
+        if size is IDS:
+            return max(1, self._length(args.get("ids")))
+        if isinstance(size, Page):
+            default = _argument_default(parent, node.name.value, "first", size.default)
+            first = self._int(args.get("first"), default if "last" not in args else 0)
             last = self._int(args.get("last"), 0)
             around = 1 if "around" in args else 0
             return max(1, first + last + around)
-        if not _is_list(field_type) or name in _PAGE_LISTS:
+        if not _is_list(field_type):
             return 1
         if self.introspecting:
-            return len(self.schema.type_map) if name == "types" else _INTROSPECTION_LIST
-        parent_name = parent.name if parent is not None else ""
-        return _LIST_SIZES.get((parent_name, name), _UNBOUNDED_LIST)
+            return len(self.schema.type_map) if node.name.value == "types" else _INTROSPECTION_LIST
+        return _UNDECLARED_LIST
 
     def _value(self, node: ValueNode | None) -> Any:
         if isinstance(node, VariableNode):
@@ -242,7 +245,7 @@ class _Walker:
             else default
         )
 
-    def _length(self, node: ValueNode) -> int:
+    def _length(self, node: ValueNode | None) -> int:
         value = self._value(node)
         if isinstance(value, ListValueNode):
             return len(value.values)
@@ -256,6 +259,16 @@ def _named(t: Any) -> GraphQLNamedType | None:
     while isinstance(t, GraphQLNonNull | GraphQLList):
         t = t.of_type
     return t if isinstance(t, GraphQLNamedType) else None
+
+
+def _argument_default(parent: Any, field: str, argument: str, fallback: int) -> int:
+    """The schema's default of a field's argument (messageSearch's `first` = 20), else
+    `fallback` (the field's own page when the argument defaults to null)."""
+    fields = getattr(parent, "fields", None)
+    definition = fields.get(field) if fields is not None else None
+    arg = definition.args.get(argument) if definition is not None else None
+    default = arg.default_value if arg is not None else None
+    return default if isinstance(default, int) and not isinstance(default, bool) else fallback
 
 
 def _is_list(t: Any) -> bool:

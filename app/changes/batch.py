@@ -8,8 +8,9 @@ import logging
 from collections.abc import Callable, Sequence
 
 from app.changes.apply import ApplyResult, apply_changes
-from app.changes.erasure import Transactional, remove_deleted_text
+from app.changes.erasure import remove_deleted_text
 from app.changes.model import Change
+from app.data.executor import Transactional
 from app.errors import RecallError
 from app.observability.metrics import observe_applied
 

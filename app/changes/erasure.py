@@ -11,17 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
 
 from app.data import deletions
-from app.data.executor import Executor
-
-
-class Transactional(Executor, Protocol):
-    """An executor that opens transactions: an asyncpg connection or a request's Session."""
-
-    def transaction(self) -> AbstractAsyncContextManager[Any]: ...
+from app.data.executor import Transactional
 
 
 async def remove_deleted_text(

@@ -6,6 +6,7 @@ pooled); both satisfy this protocol, so each statement is written once for both.
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 import asyncpg
@@ -19,3 +20,10 @@ class Executor(Protocol):
     async def fetchval(self, query: str, /, *args: Any) -> Any: ...
 
     async def execute(self, query: str, /, *args: Any) -> str: ...
+
+
+class Transactional(Executor, Protocol):
+    """An executor that also opens transactions: an asyncpg connection or a request's Session
+    (both take turns on one connection)."""
+
+    def transaction(self) -> AbstractAsyncContextManager[Any]: ...

@@ -98,7 +98,9 @@ def _turn_row(r: asyncpg.Record) -> TurnRow:
     )
 
 
-async def turn_by_id(db: Session, workspace_id: int, turn_id: int, agent_id: int) -> TurnRow | None:
+async def turn_by_id(
+    db: Executor, workspace_id: int, turn_id: int, agent_id: int
+) -> TurnRow | None:
     row = await db.fetchrow(_TURN, workspace_id, turn_id, agent_id)
     return _turn_row(row) if row else None
 

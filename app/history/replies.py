@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app import access
 from app.data import replies, turns
+from app.data.readers import Reader
 from app.data.rows import MessageRow
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
@@ -46,16 +48,19 @@ class _Withheld(Exception):
 
 async def post_reply(
     db: Session,
-    *,
-    workspace_id: int,
-    agent_id: int,
+    reader: Reader,
     ledger: Ledger,
+    *,
     body: str,
     client_mutation_id: str | None = None,
 ) -> ReplyOutcome:
     """Post once per `client_mutation_id`: a retry (the runtime never saw the answer) gets the
     reply delivered the first time, and nothing new is written. A withheld reply is not
     remembered (it was never kept), so retrying it decides again."""
+    access.POST_REPLY.check(reader)
+    workspace_id, agent_id = reader.workspace_id, reader.actor_id
+    if reader.turn_id is None or reader.turn_id != ledger.turn_id:
+        raise Forbidden("this turn is gone")
     if not body.strip() or len(body) > MAX_BODY:
         raise BadUserInput(f"body must be 1 to {MAX_BODY} characters, not only spaces")
     if client_mutation_id is not None and not 0 < len(client_mutation_id) <= MAX_CLIENT_ID:

@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from app import access
 from app.data import turns
 from app.data.audit import SearchAudit, query_digest
-from app.data.eligibility import Destination
 from app.data.history_neighbors import Neighbors
 from app.data.history_search import (
     PageRequest,
@@ -32,7 +32,7 @@ from app.data.history_search import (
     SearchRows,
     search,
 )
-from app.data.readers import TurnContext, cursor_context
+from app.data.readers import Reader, cursor_context
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden, ServiceUnavailable
 from app.history import presentation, ranking
@@ -43,6 +43,7 @@ from app.search.query import parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
 MAX_FIRST = 20
+DEFAULT_FIRST = 8
 SPEAKERS = ("ANYONE", "REQUESTER", "YOU")
 
 
@@ -85,18 +86,15 @@ def _checked(name: str, value: datetime | None) -> datetime | None:
 
 
 async def history_search(
-    db: Session,
-    *,
-    workspace_id: int,
-    agent_id: int,
-    destination: Destination | None,
-    turn: TurnContext | None,
-    ledger: Ledger,
-    request: HistoryRequest,
-    keys: Keys,
-    search_ready: bool,
-    lineage_complete: bool = False,
+    db: Session, reader: Reader, ledger: Ledger, request: HistoryRequest, *, keys: Keys
 ) -> HistoryResult:
+    """One historySearch of the reader's turn (a turn token's: FORBIDDEN otherwise)."""
+    access.HISTORY_SEARCH.check(reader)
+    if reader.turn_id is None or reader.turn_id != ledger.turn_id:
+        raise Forbidden("this turn is gone")
+    workspace_id, agent_id = reader.workspace_id, reader.actor_id
+    destination, turn = reader.destination, reader.turn
+    search_ready, lineage_complete = reader.search_ready, reader.lineage_complete
     if not 1 <= request.first <= MAX_FIRST:
         raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
     if request.speaker not in SPEAKERS:

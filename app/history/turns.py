@@ -10,9 +10,12 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from app import access
 from app.data import turns
-from app.data.executor import Executor
+from app.data.executor import Executor, Transactional
+from app.data.readers import Reader
 from app.data.tokens import store_token
+from app.data.turns import TurnRow
 from app.errors import BadUserInput, Forbidden, UsageError
 
 MAX_WINDOW = 100
@@ -20,11 +23,35 @@ MAX_WINDOW = 100
 
 @dataclass(frozen=True, slots=True)
 class StartedTurn:
-    turn_id: int
+    turn: TurnRow
     token: str
 
 
 async def start_turn(
+    db: Transactional,
+    reader: Reader,
+    *,
+    scope_id: int | None,
+    requester_id: int | None,
+    trigger_message_id: int | None,
+    window: int,
+) -> StartedTurn:
+    """startTurn: the reader's agent (an agent token's: FORBIDDEN otherwise) starts a turn in
+    one transaction. `None` ids are well-formed ids of nothing (or of another type)."""
+    access.START_TURN.check(reader)
+    async with db.transaction():
+        return await _begin(
+            db,
+            reader.workspace_id,
+            agent_id=reader.actor_id,
+            scope_id=scope_id,
+            requester_id=requester_id,
+            trigger_message_id=trigger_message_id,
+            window=window,
+        )
+
+
+async def _begin(
     db: Executor,
     workspace_id: int,
     *,
@@ -34,8 +61,8 @@ async def start_turn(
     trigger_message_id: int | None,
     window: int,
 ) -> StartedTurn:
-    """Check the binding and write the turn, its window and its token. The caller runs this
-    in a transaction. `None` ids are well-formed ids of nothing (or of another type)."""
+    """Check the binding and write the turn, its window and its token, in the caller's
+    transaction."""
     if not 0 <= window <= MAX_WINDOW:
         raise BadUserInput(f"window must be between 0 and {MAX_WINDOW}")
     target = await turns.turn_target(
@@ -63,7 +90,9 @@ async def start_turn(
         window=window,
     )
     token = await store_token(db, workspace_id, "turn", agent_id, turn_id)
-    return StartedTurn(turn_id, token)
+    row = await turns.turn_by_id(db, workspace_id, turn_id, agent_id)
+    assert row is not None
+    return StartedTurn(row, token)
 
 
 async def start_turn_by_keys(
@@ -91,7 +120,7 @@ async def start_turn_by_keys(
     if trigger_key is not None and keys.trigger_id is None:
         raise UsageError(f"unknown message '{trigger_key}' in workspace '{workspace_key}'")
     async with conn.transaction():
-        started = await start_turn(
+        started = await _begin(
             conn,
             keys.workspace_id,
             agent_id=keys.agent_id,

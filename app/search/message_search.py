@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app import access
 from app.data.audit import SearchAudit, query_digest
 from app.data.message_search import (
     After,
@@ -98,7 +99,8 @@ async def message_search(
     keys: Keys,
     remember: Callable[[MessageRow], None] | None = None,
 ) -> MessageSearchResult:
-    if reader.kind != "member" or reader.destination is None:
+    access.MESSAGE_SEARCH.check(reader)
+    if reader.destination is None:
         raise Forbidden("messageSearch needs a member token")
     first = request.first
     if not 1 <= first <= MAX_FIRST:

@@ -7,12 +7,13 @@ from typing import Any
 
 import strawberry
 
+from app import access
 from app.api.changes.types import ChangeInput
 from app.api.context import Info
 from app.changes.apply import ApplyResult
 from app.changes.batch import apply_batch
 from app.changes.model import parse_change
-from app.errors import BadUserInput, Forbidden
+from app.errors import BadUserInput
 
 MAX_CHANGES = 1000
 # How long a request spends removing deleted messages' text after its batch committed; what is
@@ -23,8 +24,7 @@ TEXT_REMOVAL_SECONDS = 2.0
 
 async def resolve_apply_changes(info: Info, changes: list[ChangeInput]) -> ApplyResult:
     reader = info.context.reader
-    if reader.kind != "connector":
-        raise Forbidden("applyChanges needs a connector token")
+    access.APPLY_CHANGES.check(reader)
     if len(changes) > MAX_CHANGES:
         raise BadUserInput(f"applyChanges takes at most {MAX_CHANGES} changes per call")
     parsed = [parse_change(i, _as_dict(c)) for i, c in enumerate(changes)]

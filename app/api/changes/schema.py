@@ -6,17 +6,20 @@ from typing import Annotated
 
 import strawberry
 
+from app import access
 from app.api.changes.resolvers import resolve_apply_changes
 from app.api.changes.types import ApplyChangesResult, ChangeInput
 from app.api.context import Info
+from app.api.policies import guarded
 
 
 @strawberry.type
 class ChangesMutation:
-    @strawberry.mutation(
-        description="Apply a connector's changes in order, in one transaction: all or nothing. "
-        "A bad change fails the batch with BAD_USER_INPUT naming its index in "
-        "extensions.change. Connector tokens only; at most 1,000 changes per call."
+    @guarded(
+        "Apply a connector's changes in order, in one transaction: all or nothing. A bad "
+        "change fails the batch with BAD_USER_INPUT naming its index in extensions.change. At "
+        "most 1,000 changes per call.",
+        access=access.APPLY_CHANGES,
     )
     async def apply_changes(
         self,

@@ -9,13 +9,20 @@ from typing import Annotated, cast
 
 import strawberry
 
+from app import access
 from app.api.context import Info
 from app.api.directory import resolvers
 from app.api.execution import without_info
 from app.api.ids import encode_id
 from app.api.node import Node
 from app.api.pagination import PageInfo
+from app.api.policies import PARENT, PER_ITEM, Fixed, Page, guarded, sized
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+
+# What the cost model counts for a workspace's listings (app.api.limits): a directory of a
+# few hundred people or conversations, nominally.
+SCOPES_LISTED = 100
+ACTORS_LISTED = 100
 
 
 @strawberry.type(description="A person of the workspace.")
@@ -44,7 +51,7 @@ class Agent(Node):
     )
     owner_id: strawberry.Private[int]
 
-    @strawberry.field(description="The person who owns the agent.")
+    @guarded("The person who owns the agent.", access=PARENT)
     async def owner(self, info: Info) -> Member:
         return Member.of(await resolvers.load_actor(info, self.owner_id))
 
@@ -113,17 +120,20 @@ class Scope(Node):
     parent_id: strawberry.Private[int | None]
     pk: strawberry.Private[int]
 
-    @strawberry.field(description="A thread's channel or dm; null for channels and dms.")
+    @guarded("A thread's channel or dm; null for channels and dms.", access=PARENT)
     async def parent(self, info: Info) -> Scope | None:
         if self.parent_id is None:
             return None
         row = await info.context.loaders.scope_by_id.load(self.parent_id)
         return Scope.of(row) if row else None
 
-    @strawberry.field(
-        description="The messages of this scope the viewer may read, in order: `around` a "
-        "message (`last` before it, the message, `first` after it), or `first` after / `last` "
-        "before a cursor. Messages the viewer may not read are skipped."
+    @guarded(
+        "The messages of this scope the viewer may read, in order: `around` a message (`last` "
+        "before it, the message, `first` after it), or `first` after / `last` before a cursor. "
+        "Messages the viewer may not read are skipped. One statement per scope asked.",
+        access=PARENT,
+        size=Page(resolvers.DEFAULT_PAGE),
+        statement=True,
     )
     async def messages(
         self,
@@ -222,9 +232,9 @@ class Message(Node):
     def _read_body(self) -> str | None:
         return self.row.body if self.row.body_complete else None
 
-    @strawberry.field(
-        description="The text as posted (or last edited); highlight ranges index into it in "
-        "UTF-16 code units."
+    @guarded(
+        "The text as posted (or last edited); highlight ranges index into it in UTF-16 code units.",
+        access=PARENT,
     )
     @without_info(_read_body)
     def body(self, info: Info) -> str:
@@ -232,12 +242,12 @@ class Message(Node):
         # whole of it is loaded here, authorized again, when a client asks for it.
         return self._read_body() or cast(str, _load_body(info, self.pk))
 
-    @strawberry.field(description="The conversation it was posted in.")
+    @guarded("The conversation it was posted in.", access=PARENT)
     @without_info(_hydrated_scope)
     def scope(self, info: Info) -> Scope:
         return self._hydrated_scope() or cast(Scope, scope_of(info, self.row.scope_id))
 
-    @strawberry.field(description="Who wrote it.")
+    @guarded("Who wrote it.", access=PARENT)
     @without_info(_hydrated_author)
     def author(self, info: Info) -> Author:
         return self._hydrated_author() or cast(Author, _load_author(info, self.row.author_id))
@@ -280,9 +290,7 @@ class MessageEdge:
 
 @strawberry.type(description="A page of a scope's transcript, oldest first.")
 class MessageConnection:
-    edges: list[MessageEdge] = strawberry.field(
-        description="The readable messages of the page, in seq order."
-    )
+    edges: list[MessageEdge] = sized("The readable messages of the page, in seq order.", PER_ITEM)
     page_info: PageInfo = strawberry.field(
         description="Cursors to page forward (endCursor) and backward (startCursor)."
     )
@@ -293,12 +301,18 @@ class Workspace(Node):
     key: str = strawberry.field(description="The workspace's key, unique in the service.")
     name: str = strawberry.field(description="Display name.")
 
-    @strawberry.field(description="Scopes the viewer may read (an agent: scopes it is in).")
+    @guarded(
+        "Scopes the viewer may read (an agent: scopes it is in).",
+        access=access.DIRECTORY,
+        size=Fixed(SCOPES_LISTED),
+    )
     async def scopes(self, info: Info) -> list[Scope]:
         return [Scope.of(r) for r in await resolvers.readable_scopes(info)]
 
-    @strawberry.field(
-        description="The workspace's people; deactivated ones only with includeDeactivated."
+    @guarded(
+        "The workspace's people; deactivated ones only with includeDeactivated.",
+        access=access.DIRECTORY,
+        size=Fixed(ACTORS_LISTED),
     )
     async def members(
         self,
@@ -311,9 +325,11 @@ class Workspace(Node):
         rows = await resolvers.actors_in_workspace(info, "member", include_deactivated)
         return [Member.of(r) for r in rows]
 
-    @strawberry.field(
-        description="The workspace's agents, for pickers; archived ones only with "
-        "includeArchived. Deleted agents are never listed."
+    @guarded(
+        "The workspace's agents, for pickers; archived ones only with includeArchived. Deleted "
+        "agents are never listed.",
+        access=access.DIRECTORY,
+        size=Fixed(ACTORS_LISTED),
     )
     async def agents(
         self,

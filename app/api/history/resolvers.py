@@ -18,27 +18,18 @@ from app.history.turns import start_turn
 
 
 def turn_ledger(info: Info) -> Ledger:
-    """The request's ledger of the token's turn; FORBIDDEN for any other token."""
-    reader, ledger = info.context.reader, info.context.ledger
-    if reader.kind != "turn" or reader.turn_id is None or ledger is None:
+    """The request's ledger of the token's turn (a turn token's: FORBIDDEN for any other,
+    as the field's policy already said)."""
+    ledger = info.context.ledger
+    if ledger is None:
         raise Forbidden("this field needs a turn token")
     return ledger
 
 
 async def resolve_history_search(info: Info, request: HistoryRequest) -> HistoryResult:
-    ledger = turn_ledger(info)
     context = info.context
     return await history_search(
-        context.db,
-        workspace_id=context.reader.workspace_id,
-        agent_id=context.reader.actor_id,
-        destination=context.reader.destination,
-        turn=context.reader.turn,
-        search_ready=context.reader.search_ready,
-        lineage_complete=context.reader.lineage_complete,
-        ledger=ledger,
-        request=request,
-        keys=context.keys,
+        context.db, context.reader, turn_ledger(info), request, keys=context.keys
     )
 
 
@@ -51,35 +42,26 @@ async def resolve_start_turn(
 ) -> tuple[TurnRow, str]:
     """The started turn and its token."""
     context = info.context
-    if context.reader.kind != "agent":
-        raise Forbidden("startTurn needs an agent token")
     trigger = None
     if trigger_message_id is not None:
         # An id of another type names no message: it is in no scope (0 matches nothing).
         trigger = expect_id(trigger_message_id, "Message") or 0
-    ws, agent = context.reader.workspace_id, context.reader.actor_id
-    async with context.db.transaction():
-        started = await start_turn(
-            context.db,
-            ws,
-            agent_id=agent,
-            scope_id=expect_id(scope_id, "Scope"),
-            requester_id=expect_id(requester_id, "Member"),
-            trigger_message_id=trigger,
-            window=window,
-        )
-        row = await turns.turn_by_id(context.db, ws, started.turn_id, agent)
-    assert row is not None
-    return row, started.token
+    started = await start_turn(
+        context.db,
+        context.reader,
+        scope_id=expect_id(scope_id, "Scope"),
+        requester_id=expect_id(requester_id, "Member"),
+        trigger_message_id=trigger,
+        window=window,
+    )
+    return started.turn, started.token
 
 
 async def resolve_post_reply(info: Info, body: str, client_mutation_id: str | None) -> ReplyOutcome:
-    ledger = turn_ledger(info)
     return await post_reply(
         info.context.db,
-        workspace_id=info.context.reader.workspace_id,
-        agent_id=info.context.reader.actor_id,
-        ledger=ledger,
+        info.context.reader,
+        turn_ledger(info),
         body=body,
         client_mutation_id=client_mutation_id,
     )

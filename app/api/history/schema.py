@@ -14,6 +14,7 @@ from typing import Annotated
 
 import strawberry
 
+from app import access
 from app.api.context import Info
 from app.api.directory.types import Message
 from app.api.history import resolvers
@@ -30,18 +31,20 @@ from app.api.history.types import (
     Turn,
 )
 from app.api.node import Node
-from app.history.search import HistoryRequest
+from app.api.policies import Page, guarded
+from app.history.search import DEFAULT_FIRST, MAX_FIRST, HistoryRequest
 
 
 @strawberry.type
 class HistoryQuery:
-    @strawberry.field(
-        description="Search the agent's own transcripts during a turn (turn token; FORBIDDEN "
-        "otherwise). Eligibility and perspective come from the turn; everything shown joins "
-        "the turn's evidence. Any included word matches (OR), best first; the trigger message "
-        "and the loaded window are left out. Errors: BAD_USER_INPUT (empty or oversized query, "
-        "first out of range, since not before until, a time outside the years 1-9999 in UTC), "
-        "INVALID_CURSOR, SEARCH_UNAVAILABLE."
+    @guarded(
+        "Search the agent's own transcripts during a turn. Eligibility and perspective come "
+        "from the turn; everything shown joins the turn's evidence. Any included word matches "
+        "(OR), best first; the trigger message and the loaded window are left out. Errors: "
+        "BAD_USER_INPUT (empty or oversized query, first out of range, since not before until, "
+        "a time outside the years 1-9999 in UTC), INVALID_CURSOR, SEARCH_UNAVAILABLE.",
+        access=access.HISTORY_SEARCH,
+        size=Page(DEFAULT_FIRST),
     )
     async def history_search(
         self,
@@ -73,8 +76,11 @@ class HistoryQuery:
         ] = None,
         first: Annotated[
             int | None,
-            strawberry.argument(description="Hits per page, 1-20; null means the default, 8."),
-        ] = 8,
+            strawberry.argument(
+                description=f"Hits per page, 1-{MAX_FIRST}; null means the default, "
+                f"{DEFAULT_FIRST}."
+            ),
+        ] = DEFAULT_FIRST,
         after: Annotated[
             str | None,
             strawberry.argument(
@@ -93,7 +99,7 @@ class HistoryQuery:
                 (speaker or Speaker.ANYONE).name,
                 since,
                 until,
-                8 if first is None else first,
+                DEFAULT_FIRST if first is None else first,
                 after,
             ),
         )
@@ -102,11 +108,11 @@ class HistoryQuery:
 
 @strawberry.type
 class HistoryMutation:
-    @strawberry.mutation(
-        description="Start a turn (agent token; FORBIDDEN otherwise) and get its turn token. "
-        "FORBIDDEN when the agent is not a member of the scope or the requester not a member "
-        "of the workspace; BAD_USER_INPUT for a trigger outside the scope or a window out of "
-        "range."
+    @guarded(
+        "Start a turn and get its turn token. FORBIDDEN when the agent is not a member of the "
+        "scope or the requester not an active member of the workspace; BAD_USER_INPUT for a "
+        "trigger outside the scope or a window out of range.",
+        access=access.START_TURN,
     )
     async def start_turn(
         self,
@@ -144,11 +150,11 @@ class HistoryMutation:
         )
         return StartTurnResult(turn=Turn.of(row), token=token)
 
-    @strawberry.mutation(
-        description="Post the agent's reply in the turn's scope (turn token; FORBIDDEN "
-        "otherwise, or when the agent may no longer post there). Its provenance is the turn's "
-        "evidence and window; a reply whose sources may not be shown there is not kept "
-        "(delivered false)."
+    @guarded(
+        "Post the agent's reply in the turn's scope (FORBIDDEN when the agent may no longer "
+        "post there). Its provenance is the turn's evidence and window; a reply whose sources "
+        "may not be shown there is not kept (delivered false).",
+        access=access.POST_REPLY,
     )
     async def post_reply(
         self,

@@ -17,8 +17,13 @@ from app.api.history import resolvers
 from app.api.ids import encode_id
 from app.api.node import Node
 from app.api.pagination import PageInfo
+from app.api.policies import PARENT, PER_ITEM, Fixed, guarded, sized
 from app.data.turns import AuditRow, TurnRow
-from app.history.search import HistoryResult, HitView
+from app.history.ledger import CEILING
+from app.history.search import MAX_FIRST, HistoryResult, HitView
+
+# The audit rows a turn lists, as the cost model counts them: a turn searches a few times.
+SEARCHES_LISTED = 20
 
 
 @strawberry.enum(description="Whose messages historySearch returns.")
@@ -70,12 +75,14 @@ class HistoryHit:
     ago: str = _doc("How long before the turn started, e.g. `3 days ago`.")
     speaker: str = _doc("A stable label: `Sam (sam1)` when names collide, `Helper (agent)`.")
     text: str = _doc("The body, or a snippet around the first match when the body is long.")
-    before: list[Message] = _doc("Up to two eligible messages just before, oldest first.")
-    after: list[Message] = _doc("Up to two eligible messages just after, oldest first.")
+    before: list[Message] = sized(
+        "Up to two eligible messages just before, oldest first.", Fixed(2)
+    )
+    after: list[Message] = sized("Up to two eligible messages just after, oldest first.", Fixed(2))
     score: float = _doc(
         "Relevance; higher is better. Hits are ordered by it. Comparable within one search only."
     )
-    why: list[ScoreComponent] = _doc("The ranking features; they sum to `score`.")
+    why: list[ScoreComponent] = sized("The ranking features; they sum to `score`.", PER_ITEM)
 
 
 @strawberry.type(description="One historySearch hit with its cursor.")
@@ -111,12 +118,13 @@ class HistorySearchConnection:
     status: HistorySearchStatus = strawberry.field(
         description="OK, or BUDGET_EXHAUSTED when the turn's evidence ledger is full."
     )
-    message_ids: list[strawberry.ID] = strawberry.field(
-        description="Every message shown (hits and neighbors) in result order: exactly what "
-        "joined the turn's evidence."
+    message_ids: list[strawberry.ID] = sized(
+        "Every message shown (hits and neighbors) in result order: exactly what joined the "
+        "turn's evidence.",
+        Fixed(5 * MAX_FIRST),
     )
     count: int = strawberry.field(description="Hits on this page.")
-    edges: list[HistoryHitEdge] = strawberry.field(description="The hits, best first.")
+    edges: list[HistoryHitEdge] = sized("The hits, best first.", PER_ITEM)
     page_info: PageInfo = strawberry.field(
         description="Pass endCursor as `after` (same query, speaker, since, until) for more."
     )
@@ -163,7 +171,7 @@ class ExclusionCounts:
 class AuditedHit:
     message_id: strawberry.ID = strawberry.field(description="The Message id shown.")
     score: float = strawberry.field(description="Its score in that search.")
-    why: list[ScoreComponent] = strawberry.field(description="The components of the score.")
+    why: list[ScoreComponent] = sized("The components of the score.", PER_ITEM)
 
 
 @strawberry.type(description="The audit row of one historySearch (never the query text).")
@@ -180,7 +188,7 @@ class SearchAudit:
     until: str | None = strawberry.field(
         description="The until bound as given (ISO 8601; UTC when given without a zone), or null."
     )
-    selected: list[AuditedHit] = strawberry.field(description="The hits shown, in order.")
+    selected: list[AuditedHit] = sized("The hits shown, in order.", PER_ITEM)
     exclusions: ExclusionCounts = strawberry.field(
         description="What the search examined and why matches were left out."
     )
@@ -225,19 +233,27 @@ class Turn(Node):
     scope_id: strawberry.Private[int]
     requester_id: strawberry.Private[int]
 
-    @strawberry.field(description="The conversation the turn answers in.")
+    @guarded("The conversation the turn answers in.", access=PARENT)
     async def scope(self, info: Info) -> Scope:
         return await scope_of(info, self.scope_id)
 
-    @strawberry.field(description="The person the agent is answering (speaker REQUESTER).")
+    @guarded("The person the agent is answering (speaker REQUESTER).", access=PARENT)
     async def requester(self, info: Info) -> Member:
         return Member.of(await load_actor(info, self.requester_id))
 
-    @strawberry.field(description="Every message this turn's searches showed (its ledger).")
+    @guarded(
+        "Every message this turn's searches showed (its ledger).",
+        access=PARENT,
+        size=Fixed(CEILING),
+    )
     async def evidence(self, info: Info) -> list[Message]:
         return [Message.of(r) for r in await resolvers.turn_evidence(info, self.pk)]
 
-    @strawberry.field(description="The audit rows of this turn's searches, oldest first.")
+    @guarded(
+        "The audit rows of this turn's searches, oldest first.",
+        access=PARENT,
+        size=Fixed(SEARCHES_LISTED),
+    )
     async def searches(self, info: Info) -> list[SearchAudit]:
         return [SearchAudit.of(r) for r in await resolvers.turn_audits(info, self.pk)]
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import strawberry
 
+from app import access
 from app.api.context import Info
 from app.api.message_search.resolvers import (
     decoded,
@@ -20,7 +21,8 @@ from app.api.message_search.types import (
     MessageSearchConnection,
     SearchStatus,
 )
-from app.search.message_search import DEFAULT_FIRST, AuthorRequest
+from app.api.policies import Page, guarded
+from app.search.message_search import DEFAULT_FIRST, MAX_FIRST, AuthorRequest
 
 # The domain's name of each kind.
 _AUTHOR_KIND = {
@@ -32,13 +34,15 @@ _AUTHOR_KIND = {
 
 @strawberry.type
 class MessageSearchQuery:
-    @strawberry.field(
-        description='Messages the viewer may read that contain every query word ("exact '
-        'phrases" and -excluded words supported), newest first. Member tokens only (FORBIDDEN '
-        "otherwise). Every filter only narrows what the viewer may read. Errors: BAD_USER_INPUT "
-        "(query empty or over 500 characters / 32 terms, first out of range, since not before "
-        "until, a time outside the years 1-9999 in UTC), INVALID_CURSOR (`after` from another search), SEARCH_UNAVAILABLE (the "
-        "workspace's index is not ready)."
+    @guarded(
+        'Messages the viewer may read that contain every query word ("exact phrases" and '
+        "-excluded words supported), newest first. Every filter only narrows what the viewer "
+        "may read. Errors: BAD_USER_INPUT (query empty or over 500 characters / 32 terms, "
+        "first out of range, since not before until, a time outside the years 1-9999 in UTC), "
+        "INVALID_CURSOR (`after` from another search or reader), SEARCH_UNAVAILABLE (the "
+        "workspace's index is not ready).",
+        access=access.MESSAGE_SEARCH,
+        size=Page(DEFAULT_FIRST),
     )
     async def message_search(
         self,
@@ -78,8 +82,10 @@ class MessageSearchQuery:
         ] = None,
         first: Annotated[
             int | None,
-            strawberry.argument(description="Page size, 1-100; null means the default, 20."),
-        ] = 20,
+            strawberry.argument(
+                description=f"Page size, 1-{MAX_FIRST}; null means the default, {DEFAULT_FIRST}."
+            ),
+        ] = DEFAULT_FIRST,
         after: Annotated[
             str | None,
             strawberry.argument(
@@ -101,10 +107,10 @@ class MessageSearchQuery:
             )
         )
 
-    @strawberry.field(
-        description="Whether search is open for the viewer's workspace: messageSearch and "
-        "historySearch answer SEARCH_UNAVAILABLE until `ready`. Member, agent and turn tokens "
-        "(FORBIDDEN for connector tokens)."
+    @guarded(
+        "Whether search is open for the viewer's workspace: messageSearch and historySearch "
+        "answer SEARCH_UNAVAILABLE until `ready`.",
+        access=access.SEARCH_STATUS,
     )
     async def search_status(self, info: Info) -> SearchStatus:
         return SearchStatus.of(await resolve_search_status(info))

@@ -9,6 +9,7 @@ import strawberry
 
 from app.api.directory.types import Message
 from app.api.pagination import PageInfo
+from app.api.policies import PER_ITEM, sized
 from app.data.readiness import ReadinessRow
 from app.search.message_search import MessageHit, MessageSearchResult
 
@@ -52,8 +53,8 @@ class Excerpt:
         description="Where it starts in node.body (UTF-16 code units): body.slice(start, end)."
     )
     end: int = strawberry.field(description="Where it ends in node.body (exclusive).")
-    highlights: list[TextRange] = strawberry.field(
-        description="Where the query's terms occur in `text` (offsets into the excerpt)."
+    highlights: list[TextRange] = sized(
+        "Where the query's terms occur in `text` (offsets into the excerpt).", PER_ITEM
     )
     more_before: bool = strawberry.field(description="The body goes on before the excerpt.")
     more_after: bool = strawberry.field(description="The body goes on after the excerpt.")
@@ -69,10 +70,11 @@ class MessageSearchEdge:
         description="The message, as the viewer may read it now (open it in place with "
         "node.scope.messages(around: node.id))."
     )
-    highlights: list[TextRange] = strawberry.field(
-        description="Where the query's terms occur in node.body, sorted and non-overlapping. "
-        "In a body longer than 4,096 characters, those in the part the search read: from a "
-        "little before the first occurrence of a term."
+    highlights: list[TextRange] = sized(
+        "Where the query's terms occur in node.body, sorted and non-overlapping. In a body "
+        "longer than 4,096 characters, those in the part the search read: from a little "
+        "before the first occurrence of a term.",
+        PER_ITEM,
     )
     excerpt: Excerpt = strawberry.field(
         description="What a result list shows of the hit: bounded, whatever the body's length."
@@ -98,9 +100,10 @@ class MessageSearchEdge:
 
 @strawberry.type(description="A page of messageSearch hits, newest first.")
 class MessageSearchConnection:
-    edges: list[MessageSearchEdge] = strawberry.field(
-        description="At most `first` hits, newest first; may be fewer (even none) when the "
-        "candidate budget ran out."
+    edges: list[MessageSearchEdge] = sized(
+        "At most `first` hits, newest first; may be fewer (even none) when the candidate "
+        "budget ran out.",
+        PER_ITEM,
     )
     page_info: PageInfo = strawberry.field(
         description="Pass endCursor as `after` while hasNextPage is true."

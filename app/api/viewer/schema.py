@@ -6,8 +6,10 @@ from typing import Annotated
 
 import strawberry
 
+from app import access
 from app.api.context import Info
 from app.api.node import Node
+from app.api.policies import IDS, guarded
 from app.api.viewer.nodes import resolve_nodes
 from app.api.viewer.types import Viewer
 from app.errors import BadUserInput
@@ -15,10 +17,10 @@ from app.errors import BadUserInput
 
 @strawberry.type
 class CoreQuery:
-    @strawberry.field(
-        description="Any object by its global id; null if the viewer may not read it (or it "
-        "does not exist: the two are indistinguishable). Member, agent and turn tokens; "
-        "FORBIDDEN for connector tokens."
+    @guarded(
+        "Any object by its global id; null if the viewer may not read it (or it does not "
+        "exist: the two are indistinguishable).",
+        access=access.READ_OBJECTS,
     )
     async def node(
         self,
@@ -32,9 +34,11 @@ class CoreQuery:
     ) -> Node | None:
         return (await resolve_nodes(info, [id]))[0]
 
-    @strawberry.field(
-        description="Objects by global id, in the order given; null where not readable. "
-        "Batched: one query per type, whatever the number. Tokens as for node."
+    @guarded(
+        "Objects by global id, in the order given; null where not readable. Batched: one "
+        "query per type, whatever the number.",
+        access=access.READ_OBJECTS,
+        size=IDS,
     )
     async def nodes(
         self,
@@ -48,6 +52,6 @@ class CoreQuery:
             raise BadUserInput("nodes takes at most 500 ids")
         return await resolve_nodes(info, ids)
 
-    @strawberry.field(description="Who the token speaks for. Any token kind.")
+    @guarded("Who the token speaks for.", access=access.VIEWER)
     def viewer(self) -> Viewer:
         return Viewer()

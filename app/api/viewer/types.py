@@ -8,6 +8,7 @@ from app.api.context import Info
 from app.api.directory.types import Agent, Member, Workspace
 from app.api.history.schema import viewer_turn
 from app.api.history.types import Turn
+from app.api.policies import PARENT, guarded
 from app.api.viewer import resolvers
 
 
@@ -16,20 +17,20 @@ from app.api.viewer import resolvers
     "the token kind."
 )
 class Viewer:
-    @strawberry.field(description="The token's workspace.")
+    @guarded("The token's workspace.", access=PARENT)
     async def workspace(self, info: Info) -> Workspace:
         return Workspace.of(await resolvers.viewer_workspace(info))
 
-    @strawberry.field(description="The person behind a member token; null for other tokens.")
+    @guarded("The person behind a member token; null for other tokens.", access=PARENT)
     async def member(self, info: Info) -> Member | None:
         row = await resolvers.viewer_member(info)
         return Member.of(row) if row else None
 
-    @strawberry.field(description="The agent behind an agent or turn token; null for other tokens.")
+    @guarded("The agent behind an agent or turn token; null for other tokens.", access=PARENT)
     async def agent(self, info: Info) -> Agent | None:
         row = await resolvers.viewer_agent(info)
         return Agent.of(row) if row else None
 
-    @strawberry.field(description="The turn behind a turn token; null for other tokens.")
+    @guarded("The turn behind a turn token; null for other tokens.", access=PARENT)
     async def turn(self, info: Info) -> Turn | None:
         return await viewer_turn(info)
