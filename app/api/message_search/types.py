@@ -72,7 +72,7 @@ class MessageSearchEdge:
     )
     highlights: list[TextRange] = sized(
         "Where the query's terms occur in node.body, sorted and non-overlapping. In a body "
-        "longer than 4,096 characters, those in the part the search read: from a little "
+        "longer than 2,048 characters, those in the part the search read: from a little "
         "before the first occurrence of a term.",
         PER_ITEM,
     )
