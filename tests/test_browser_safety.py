@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser
 
 RESULTS = "[data-message-id]"
 SEARCH = "input[type=search]"
-LONG_NAME = "W" * 5000
+LONG_NAME = "W" * 500  # the longest name a fixture takes (docs/fixtures.md, Limits)
 RLO_BODY = "invoice_\u202efdp.exe and approve"
 LONG_BODY = (
     ("routine status line " * 3000)
@@ -215,7 +215,7 @@ async def test_hidden_characters_show_and_long_names_never_widen_the_page(
     # "Al\u200bice" is not shown as "Alice"; names are isolated from the text around them.
     await expect(spoofed.locator(".author .hidden-char")).to_have_text("U+200B")
     assert await spoofed.locator(".author bdi").count() == 1
-    # A 5,000-character name wraps or is cut, in the results and in the pickers.
+    # A 500-character unbroken name wraps or is cut, in the results and in the pickers.
     for width in (1280, 360):
         await page.set_viewport_size({"width": width, "height": 800})
         await asyncio.sleep(0.2)
