@@ -63,8 +63,8 @@ def load_migrations(source: Traversable | None = None) -> list[Migration]:
         raise MigrationError(f"cannot read migrations from {root}: {e}") from None
     found: list[Migration] = []
     for entry in entries:
-        if not entry.name.endswith(".sql"):
-            continue  # the package's __init__.py, caches
+        if not entry.name.endswith(".sql") or entry.name == "schema.sql":
+            continue  # the package's __init__.py, caches; the generated schema (scripts/schema-sql)
         match = _NAME.match(entry.name)
         if not match:
             raise MigrationError(f"migration file name not understood: {entry.name}")

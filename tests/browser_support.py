@@ -63,7 +63,7 @@ def running_server(dsn: str) -> Iterator[str]:
     from app.settings import Settings
 
     port = free_port()
-    app = create_app(Settings(), dsn)  # type: ignore[call-arg]
+    app = create_app(Settings(), dsn)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="recall-uvicorn", daemon=True)

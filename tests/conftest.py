@@ -289,7 +289,7 @@ async def db(dsn: str) -> AsyncIterator[asyncpg.Connection]:
 
 @pytest.fixture
 def settings() -> Settings:
-    return Settings(RECALL_EXPOSE_STATEMENT_COUNT=True)  # type: ignore[call-arg]
+    return Settings(RECALL_EXPOSE_STATEMENT_COUNT=True)
 
 
 @pytest.fixture

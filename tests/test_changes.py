@@ -55,7 +55,9 @@ async def live(db: asyncpg.Connection, client: Any, issue_token: Any) -> Any:
 # --- posts ------------------------------------------------------------------------------
 
 
-async def test_a_post_is_found_at_once_by_every_reader_who_may_read_it(client: Any, live: Any):
+async def test_a_post_is_found_at_once_by_every_reader_who_may_read_it(
+    client: Any, live: Any
+) -> None:
     tokens, connector = live
     assert await connector.apply(post("n1", "general", "bob", "fresh zeppelin news")) == {
         "applied": 1, "unchanged": 0, "erasedMessages": 0,
@@ -67,7 +69,7 @@ async def test_a_post_is_found_at_once_by_every_reader_who_may_read_it(client: A
 
 async def test_a_post_in_a_private_channel_is_written_for_its_people_at_that_moment(
     client: Any, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(post("n1", "secret", "alice", "zeppelin before bob"))
     await connector.apply(add_members("secret", "bob"))
@@ -80,7 +82,7 @@ async def test_a_post_in_a_private_channel_is_written_for_its_people_at_that_mom
 
 async def test_a_post_is_found_by_history_search_where_eligible(
     client: Any, db: asyncpg.Connection, issue_token: Any, live: Any
-):
+) -> None:
     _, connector = live
     await connector.apply(
         post("n1", "general", "bob", "zeppelin launch is public"),
@@ -93,7 +95,7 @@ async def test_a_post_is_found_by_history_search_where_eligible(
     assert set(hit_keys(await history_search(client, in_secret, "zeppelin"))) == {"n1", "n2"}
 
 
-async def test_a_post_into_a_new_thread_inherits_its_channel(client: Any, live: Any):
+async def test_a_post_into_a_new_thread_inherits_its_channel(client: Any, live: Any) -> None:
     tokens, connector = live
     await connector.apply(
         post("n1", "secret", "alice", "root of a zeppelin thread"),
@@ -109,7 +111,7 @@ async def test_a_post_into_a_new_thread_inherits_its_channel(client: Any, live: 
 
 async def test_an_edit_changes_what_matches_and_what_is_shown(
     client: Any, db: asyncpg.Connection, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(post("n1", "general", "bob", "meet at the old harbour"))
     await connector.apply(edit("n1", "meet at the new lighthouse"))
@@ -132,7 +134,7 @@ async def test_an_edit_changes_what_matches_and_what_is_shown(
 
 async def test_a_deleted_message_is_gone_from_every_surface(
     client: Any, db: asyncpg.Connection, issue_token: Any, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(
         post("n1", "general", "bob", "zeppelin one"), post("n2", "general", "bob", "zeppelin two")
@@ -162,7 +164,7 @@ async def test_a_deleted_message_is_gone_from_every_surface(
     )
 
 
-async def test_deleting_a_source_leaves_its_reply_exactly_as_hidden(client: Any, live: Any):
+async def test_deleting_a_source_leaves_its_reply_exactly_as_hidden(client: Any, live: Any) -> None:
     tokens, connector = live
     await connector.apply(
         post("n1", "secret", "alice", "the zeppelin budget is 40k"),
@@ -177,7 +179,7 @@ async def test_deleting_a_source_leaves_its_reply_exactly_as_hidden(client: Any,
 
 async def test_erase_member_messages_deletes_all_they_wrote_and_counts_them(
     client: Any, db: asyncpg.Connection, live: Any
-):
+) -> None:
     tokens, connector = live
     written = await db.fetchval(
         "select count(*) from messages m join actors a on a.id = m.author_id where a.key = 'bob'"
@@ -197,7 +199,7 @@ async def test_erase_member_messages_deletes_all_they_wrote_and_counts_them(
 
 async def test_a_removed_member_keeps_earlier_messages_and_never_sees_later_ones(
     client: Any, db: asyncpg.Connection, issue_token: Any, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(
         add_members("secret", "bob"), post("n1", "secret", "alice", "zeppelin one")
@@ -217,7 +219,7 @@ async def test_a_removed_member_keeps_earlier_messages_and_never_sees_later_ones
 
 async def test_removing_an_agent_ends_its_perspective(
     client: Any, db: asyncpg.Connection, issue_token: Any, live: Any
-):
+) -> None:
     _, connector = live
     await connector.apply(post("n1", "secret", "alice", "zeppelin secret plan"))
     await connector.apply(remove_members("secret", "helper"))
@@ -227,7 +229,7 @@ async def test_removing_an_agent_ends_its_perspective(
 
 async def test_making_a_channel_private_narrows_its_whole_history_at_once(
     client: Any, db: asyncpg.Connection, issue_token: Any, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(
         {"createScope": {"key": "dm-carol", "kind": "dm", "members": ["carol", "helper"]}}
@@ -253,7 +255,7 @@ async def test_making_a_channel_private_narrows_its_whole_history_at_once(
 
 async def test_making_a_channel_private_hides_a_reply_elsewhere_built_on_its_history(
     client: Any, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(
         {"createScope": {"key": "dm-carol", "kind": "dm", "members": ["carol", "helper"]}},
@@ -264,7 +266,7 @@ async def test_making_a_channel_private_hides_a_reply_elsewhere_built_on_its_his
     assert await keys(client, tokens["carol"], "zeppelin") == []
 
 
-async def test_a_private_channel_is_never_made_public(live: Any):
+async def test_a_private_channel_is_never_made_public(live: Any) -> None:
     _, connector = live
     born_private = {"createScope": {"key": "secret", "kind": "channel", "visibility": "public",
                                     "name": "secret", "members": ["alice", "helper"]}}  # fmt: skip
@@ -275,7 +277,7 @@ async def test_a_private_channel_is_never_made_public(live: Any):
     assert dm.codes == ["BAD_USER_INPUT"]
 
 
-async def test_a_replayed_creation_of_a_channel_since_made_private_is_unchanged(live: Any):
+async def test_a_replayed_creation_of_a_channel_since_made_private_is_unchanged(live: Any) -> None:
     _, connector = live
     create = {"createScope": {"key": "plans", "kind": "channel", "visibility": "public",
                               "name": "plans", "members": ["alice"]}}  # fmt: skip
@@ -290,7 +292,7 @@ async def test_a_replayed_creation_of_a_channel_since_made_private_is_unchanged(
 
 async def test_a_deactivated_member_gets_401_and_their_messages_stay_searchable(
     client: Any, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(post("n1", "general", "bob", "zeppelin from bob"))
     await connector.apply(keyed("deactivateMember", "bob"))
@@ -304,7 +306,7 @@ AGENTS = "query($all: Boolean) { viewer { workspace { agents(includeArchived: $a
 
 async def test_an_archived_agent_still_matches_author_filters_but_is_not_offered(
     client: Any, db: asyncpg.Connection, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(keyed("archiveAgent", "scout"))
     scout = await gid(db, "Agent", "scout")
@@ -321,7 +323,7 @@ async def test_an_archived_agent_still_matches_author_filters_but_is_not_offered
 
 async def test_a_deleted_agent_is_reached_by_no_author_filter_and_its_messages_stay(
     client: Any, db: asyncpg.Connection, live: Any
-):
+) -> None:
     tokens, connector = live
     scout = await gid(db, "Agent", "scout")
     bob = await gid(db, "Member", "bob")
@@ -351,7 +353,7 @@ async def _snapshot(db: asyncpg.Connection) -> dict[str, Any]:
     return out
 
 
-async def test_replaying_a_batch_changes_nothing(db: asyncpg.Connection, live: Any):
+async def test_replaying_a_batch_changes_nothing(db: asyncpg.Connection, live: Any) -> None:
     _, connector = live
     batch = every_kind_of_change()
     first = await connector.apply(*batch)
@@ -364,7 +366,7 @@ async def test_replaying_a_batch_changes_nothing(db: asyncpg.Connection, live: A
 
 async def test_a_replayed_post_never_undoes_an_edit_or_brings_back_a_deletion(
     client: Any, live: Any
-):
+) -> None:
     tokens, connector = live
     await connector.apply(
         post("n1", "general", "bob", "zeppelin draft"), edit("n1", "zeppelin final")
@@ -383,7 +385,7 @@ async def test_a_replayed_post_never_undoes_an_edit_or_brings_back_a_deletion(
 
 async def test_a_batch_with_one_bad_change_applies_nothing_and_names_it(
     db: asyncpg.Connection, live: Any
-):
+) -> None:
     _, connector = live
     before = await _snapshot(db)
     result = await connector.attempt(
@@ -420,7 +422,9 @@ async def test_a_batch_with_one_bad_change_applies_nothing_and_names_it(
         ),
     ],
 )
-async def test_a_bad_change_is_refused_with_a_reason(live: Any, change: dict[str, Any], why: str):
+async def test_a_bad_change_is_refused_with_a_reason(
+    live: Any, change: dict[str, Any], why: str
+) -> None:
     _, connector = live
     result = await connector.attempt(change)
     assert result.codes == ["BAD_USER_INPUT"], result.body
@@ -429,7 +433,7 @@ async def test_a_bad_change_is_refused_with_a_reason(live: Any, change: dict[str
 
 async def test_concurrent_batches_from_two_connectors_never_collide(
     client: Any, db: asyncpg.Connection, live: Any
-):
+) -> None:
     from app.data.tokens import issue_connector_token
 
     tokens, first = live
@@ -461,7 +465,7 @@ async def test_concurrent_batches_from_two_connectors_never_collide(
 
 async def test_only_a_connector_token_may_apply_changes(
     client: Any, db: asyncpg.Connection, issue_token: Any, live: Any
-):
+) -> None:
     tokens, _ = live
     agent = await issue_token("agent", "acme", "helper")
     turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
@@ -471,7 +475,9 @@ async def test_only_a_connector_token_may_apply_changes(
     assert await db.fetchval("select count(*) from messages where key = 'n1'") == 0
 
 
-async def test_a_connector_token_reads_no_messages(client: Any, db: asyncpg.Connection, live: Any):
+async def test_a_connector_token_reads_no_messages(
+    client: Any, db: asyncpg.Connection, live: Any
+) -> None:
     _, connector = live
     message = await gid(db, "Message", "g1")
     for query, variables in [
@@ -484,7 +490,7 @@ async def test_a_connector_token_reads_no_messages(client: Any, db: asyncpg.Conn
         assert refused.codes == ["FORBIDDEN"], query
 
 
-async def test_a_batch_of_posts_costs_the_same_statements_whatever_its_size(live: Any):
+async def test_a_batch_of_posts_costs_the_same_statements_whatever_its_size(live: Any) -> None:
     _, connector = live
     counts = []
     for n in (1, 10, 100):

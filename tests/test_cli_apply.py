@@ -44,7 +44,7 @@ async def test_apply_streams_a_file_in_batches_and_a_rerun_changes_nothing(
     dsn: str, db: asyncpg.Connection, tmp_path: Path
 ) -> None:
     await load_personas(db)
-    lines = [post(f"n{i}", "general", "bob", f"zeppelin note {i}") for i in range(25)]
+    lines: list[Any] = [post(f"n{i}", "general", "bob", f"zeppelin note {i}") for i in range(25)]
     lines += ["", edit("n3", "zeppelin note three, edited"), delete("n4")]
     path = _write(tmp_path / "changes.ndjson", lines)
     done = recall("apply", "acme", str(path), "--batch", "10", dsn=dsn)
@@ -73,7 +73,9 @@ async def test_a_bad_line_names_itself_and_leaves_earlier_batches(
     (line,) = done.stderr.strip().splitlines()
     assert f"{path}:3:" in line and "nowhere" in line
     # The first batch (lines 1-2) stays; the batch of line 3 (lines 3-4) was not applied.
-    assert sorted(await db.fetch("select key from messages where key like 'n%'")) == [
+    assert sorted(
+        tuple(r) for r in await db.fetch("select key from messages where key like 'n%'")
+    ) == [
         ("n0",),
         ("n1",),
     ]
@@ -83,7 +85,7 @@ async def test_malformed_lines_and_arguments_are_one_line_and_change_nothing(
     dsn: str, db: asyncpg.Connection, tmp_path: Path
 ) -> None:
     await load_personas(db)
-    cases = {
+    cases: dict[str, list[Any]] = {
         "json": ['{"postMessage": {"key": "bad-x"'],
         "two": [{"deleteMessage": {"key": "g1"}, "editMessage": {"key": "g1", "body": "x"}}],
         "unknown": [{"frobnicate": {"key": "g1"}}],

@@ -1,6 +1,7 @@
-"""The eligibility functions of migrations/002 at the SQL level: the audience truth table and
-the lineage walk with its caps (501 inputs, 5,000 nodes, 500 history ids per node), each of
-which must deny the whole read on overflow."""
+"""The rules of app.data.eligibility (their one definition) at the SQL level: the audience
+truth table and the lineage walk with its caps (501 inputs, 5,000 nodes, 500 history ids per
+node), each of which must deny the whole read on overflow; and that the database holds no
+second copy of them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.data.eligibility import ALLOWED_AUDIENCE_IDS, live_lineage_allows
+from app.data.eligibility import (
+    ALLOWED_AUDIENCE_IDS,
+    allows,
+    lineage_summary,
+    lineage_walk_allows,
+)
+from app.data.lineage import cache_summaries
 from tests.message_search_support import keys, workspace
 from tests.personas import load
 
@@ -52,7 +59,10 @@ async def test_audience_truth_table(db: asyncpg.Connection) -> None:
     wrong = []
     for origin, destination, allowed in TRUTH_TABLE:
         result = await db.fetchval(
-            "select recall_audience_allows($1, $2, $3, $4, $5, $6)", *origin, *destination
+            f"select {allows('o', '$4::text', '$5::bigint', '$6::bigint[]')} from (select $1::text as kind,"
+            " $2::bigint as namespace_id, $3::bigint[] as readers) o",
+            *origin,
+            *destination,
         )
         if result is not allowed:
             wrong.append((origin, destination, result))
@@ -144,7 +154,10 @@ async def _cite(db: asyncpg.Connection, lab: Lab, message: int, sources: list[in
 
 async def _allowed(db: asyncpg.Connection, lab: Lab, ids: list[int] | None, who: int) -> bool:
     result: bool = await db.fetchval(
-        "select recall_lineage_allowed($1, $2, $3, $4, $5)", lab.ws, ids, *lab.destination(who)
+        f"select {lineage_walk_allows('$5::bigint[]', ALLOWED_AUDIENCE_IDS)}",
+        lab.ws,
+        *lab.destination(who),
+        ids,
     )
     return result
 
@@ -230,13 +243,11 @@ async def test_search_hides_a_reply_whose_lineage_overflows(
     assert await keys(client, token, "summary") == [f"bulk-{lab.next_seq - 503}"]
 
 
-@pytest.mark.parametrize("path", ["as_a_set", "one_by_one"])
 async def test_cached_summaries_equal_the_live_walk_at_every_cap(
-    db: asyncpg.Connection, lab: Lab, path: str
+    db: asyncpg.Connection, lab: Lab
 ) -> None:
-    """The cache fill (migrations/006) walks batches as sets and falls back to the live walk
-    per message for batches with huge lineages; both paths must store exactly what the live
-    walk says, the caps included."""
+    """The cache fill (app.data.lineage) must store exactly what the live walk says, the caps
+    included."""
     root, *branches = await _messages(db, lab, 11)
     leaves = await _messages(db, lab, 4_990)
     await _cite(db, lab, root, branches)
@@ -261,12 +272,7 @@ async def test_cached_summaries_equal_the_live_walk_at_every_cap(
         memory,
     )
     cited = [root, *branches, over_the_node_cap, wide, deep_a, deep_b]
-    await db.execute(
-        "select recall_cache_lineage($1, $2::bigint[], $3)",
-        lab.ws,
-        cited,
-        1_000_000 if path == "as_a_set" else 0,
-    )
+    await cache_summaries(db, lab.ws, cited)
     rows = await db.fetch(
         "select id, lineage_audience_ids as cached, lineage_denied as denied from messages"
         " where workspace_id = $1 and id = any($2::bigint[])",
@@ -275,10 +281,9 @@ async def test_cached_summaries_equal_the_live_walk_at_every_cap(
     )
     assert len(rows) == len(cited)
     for r in rows:
-        # The live walk, one call per message (on Citus a table-reading function runs at the
-        # top of a statement, not per row of a distributed scan).
+        # The live walk, one statement per message.
         live = await db.fetchrow(
-            "select * from recall_lineage_summary($1, array[$2]::bigint[])", lab.ws, r["id"]
+            f"select * from {lineage_summary('array[$2::bigint]')} s", lab.ws, r["id"]
         )
         assert live is not None
         assert sorted(r["cached"]) == sorted(live["audience_ids"]), r
@@ -294,7 +299,7 @@ async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
 ) -> None:
     """The first eligibility statement of a request reports the destination's allowed
     audiences and later statements of the same request take them as a parameter: what they
-    take must be exactly recall_allowed_audiences, for that destination only, for that request
+    take must be exactly the allowed audiences, for that destination only, for that request
     only (the session is the request's)."""
     from app.data.message_search import CandidateQuery, scan_candidates
     from app.data.session import Session
@@ -308,7 +313,7 @@ async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
         session = Session(pool)
         assert session.allowed_audiences(ben) is None
         await scan_candidates(session, CandidateQuery(ben, ["bulk"], []), after=None, budget=10)
-        expected = await db.fetchval("select recall_allowed_audiences($1, $2, $3, $4)", *ben)
+        expected = await db.fetchval(f"select {ALLOWED_AUDIENCE_IDS}", *ben)
         assert sorted(session.allowed_audiences(ben) or []) == sorted(expected)
         assert lab.ben_audience in expected
         assert session.allowed_audiences(ann) is None  # another destination: nothing reused
@@ -318,46 +323,14 @@ async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
         await pool.close()
 
 
-async def test_inline_fragments_equal_the_sql_functions(db: asyncpg.Connection, lab: Lab) -> None:
-    """The fragments that statements use in place of the table-reading functions (so that
-    Citus can route them: docs/scale.md) decide exactly as the functions of migrations/002,
-    at every cap of the lineage walk and for private and public audiences."""
-    root, *branches = await _messages(db, lab, 11)
-    leaves = await _messages(db, lab, 4_990)
-    await _cite(db, lab, root, branches)
-    for i, branch in enumerate(branches):
-        await _cite(db, lab, branch, leaves[i * 499 : (i + 1) * 499 - (1 if i == 9 else 0)])
-    over_the_node_cap, wide, deep_a, deep_b, plain = await _messages(db, lab, 5)
-    await _cite(db, lab, over_the_node_cap, [root, leaves[-1]])  # 5,001 nodes
-    await _cite(db, lab, wide, leaves[:501])  # one node citing 501
-    (secret,) = await _messages(db, lab, 1, audience=lab.ben_audience)
-    await _cite(db, lab, deep_a, [deep_b])
-    await _cite(db, lab, deep_b, [secret])
-    cited = [root, *branches, over_the_node_cap, wide, deep_a, deep_b, plain, secret, 10**15]
-    for who in (lab.ann, lab.ben):
-        decided: dict[int, bool] = {}
-        for pk in cited:
-            # Each at the top of its own statement: on Citus a table-reading function cannot
-            # run per row of a statement routed to a shard, while the fragments can.
-            by_function = await db.fetchrow(
-                "select recall_lineage_allowed($1, array[$5::bigint], $2, $3, $4) as allowed,"
-                " recall_allowed_audiences($1, $2, $3, $4) as ids",
-                lab.ws,
-                *lab.destination(who),
-                pk,
-            )
-            inline = await db.fetchrow(
-                f"select {live_lineage_allows('t')} as allowed, {ALLOWED_AUDIENCE_IDS} as ids"
-                " from (select $5::bigint as id) t",
-                lab.ws,
-                *lab.destination(who),
-                pk,
-            )
-            assert by_function is not None and inline is not None
-            assert inline["allowed"] == by_function["allowed"], (who, pk)
-            assert sorted(inline["ids"]) == sorted(by_function["ids"])
-            decided[pk] = inline["allowed"]
-        # 10**15 names no message: unknown provenance fails closed
-        assert not decided[over_the_node_cap] and not decided[wide] and not decided[10**15]
-        assert decided[root] and decided[plain]
-        assert decided[deep_a] is (who == lab.ben)
+async def test_the_database_holds_no_second_copy_of_the_rules(db: asyncpg.Connection) -> None:
+    """app.data.eligibility is the only text of eligibility: the SQL functions that copied it
+    (migrations/002, 008, 019) were dropped by migrations/027, and none may come back beside
+    it — a rule written twice is fixed one day in only one copy. (schema.sql, drift-checked,
+    shows every function the database holds.)"""
+    copies = await db.fetch(
+        "select proname from pg_proc where pronamespace = 'public'::regnamespace and (proname"
+        " ~ '^recall_(audience_allows|allowed_audiences|lineage_(allowed|summary)|cache_lineage)'"
+        " or (prorettype <> 'trigger'::regtype and prosrc ~ 'from audiences'))"
+    )
+    assert [r["proname"] for r in copies] == []

@@ -48,7 +48,8 @@ class Item:
     twin: strawberry.Private[Any] = None
 
     def _hydrated_maker(self) -> Person | Robot | None:
-        return self.maker if not isinstance(self.maker, str) else None
+        maker: Person | Robot | None = self.maker if not isinstance(self.maker, str) else None
+        return maker
 
     @strawberry.field
     @without_info(_hydrated_maker)
@@ -105,7 +106,7 @@ ROWS.update(
         "null_leaf": [
             _item("e"),
             Item(key=None, spans=[], nullable_span=None, boss=None, maker="x"),
-        ],  # type: ignore[arg-type]
+        ],
         "null_item": [_item("f", spans=[Span(start=1, end=2), None])],
         "wrong_leaf": [_item("g", spans=[Span(start="not a number", end=1)])],  # type: ignore[arg-type]
         "wrong_object": [_item("h", spans=[Person(name="not a span", age=1)])],

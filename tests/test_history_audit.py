@@ -34,7 +34,7 @@ TRACE = """
 
 @pytest.fixture
 def settings() -> Settings:
-    return Settings(RECALL_EXPOSE_STATEMENT_COUNT=True, RECALL_MASTER_KEY=MASTER_KEY)  # type: ignore[call-arg]
+    return Settings(RECALL_EXPOSE_STATEMENT_COUNT=True, RECALL_MASTER_KEY=MASTER_KEY)
 
 
 async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(

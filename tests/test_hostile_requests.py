@@ -35,7 +35,7 @@ def _fragment_bomb(levels: int) -> str:
     )
 
 
-async def test_a_fragment_bomb_is_refused_without_being_expanded(client: Any, alice: str):
+async def test_a_fragment_bomb_is_refused_without_being_expanded(client: Any, alice: str) -> None:
     started = time.perf_counter()
     result = await client.post(_fragment_bomb(30), token=alice)
     elapsed = time.perf_counter() - started
@@ -50,7 +50,7 @@ async def test_a_fragment_bomb_is_refused_without_being_expanded(client: Any, al
 
 async def test_a_fan_out_is_refused_with_its_cost_before_anything_executes(
     client: Any, db: asyncpg.Connection, alice: str
-):
+) -> None:
     scope = encode_id("Scope", await db.fetchval("select id from scopes where key = 'general'"))
     aliases = " ".join(
         f"a{i}: nodes(ids: $ids) {{ ... on Scope {{ messages(first: 100) {{"
@@ -66,7 +66,7 @@ async def test_a_fan_out_is_refused_with_its_cost_before_anything_executes(
     assert result.statements == 1  # the token lookup; nothing of the query ran
 
 
-async def test_page_sizes_from_variables_count_toward_the_cost(client: Any, alice: str):
+async def test_page_sizes_from_variables_count_toward_the_cost(client: Any, alice: str) -> None:
     page = (
         'messageSearch(query: "acme", first: $first) { edges { node { key scope {'
         " messages(first: 100) { edges { node { key body } } } } } } }"
@@ -77,7 +77,7 @@ async def test_page_sizes_from_variables_count_toward_the_cost(client: Any, alic
     assert refused.codes == ["QUERY_TOO_COMPLEX"], refused.body
 
 
-async def test_several_operations_need_an_operation_name(client: Any, alice: str):
+async def test_several_operations_need_an_operation_name(client: Any, alice: str) -> None:
     two = "query A { viewer { member { key } } } query B { viewer { workspace { key } } }"
     refused = await client.post(two, token=alice)
     assert refused.status == 400 and refused.codes == ["BAD_USER_INPUT"], refused.body
@@ -96,7 +96,7 @@ async def test_several_operations_need_an_operation_name(client: Any, alice: str
 )
 async def test_a_body_that_is_not_a_json_object_is_a_400_json_error(
     client: Any, alice: str, body: bytes
-):
+) -> None:
     response = await client.http.post(
         "/graphql",
         content=body,
@@ -119,7 +119,7 @@ async def test_a_body_that_is_not_a_json_object_is_a_400_json_error(
 )
 async def test_text_postgres_cannot_hold_is_a_request_error(
     client: Any, alice: str, variables: dict[str, str], where: str
-):
+) -> None:
     # Sent as JSON escapes ("\\ud800"), as a JavaScript client would.
     response = await client.http.post(
         "/graphql",
@@ -135,7 +135,9 @@ async def test_text_postgres_cannot_hold_is_a_request_error(
     assert error["extensions"]["code"] == "BAD_USER_INPUT" and where in error["message"]
 
 
-async def test_a_nul_in_a_literal_or_a_reply_body_is_a_request_error(client: Any, alice_turn: str):
+async def test_a_nul_in_a_literal_or_a_reply_body_is_a_request_error(
+    client: Any, alice_turn: str
+) -> None:
     literal = await client.post(
         '{ historySearch(query: "acme\\u0000x") { count } }', token=alice_turn
     )
@@ -151,14 +153,16 @@ async def test_a_nul_in_a_literal_or_a_reply_body_is_a_request_error(client: Any
 )
 async def test_an_instant_postgres_cannot_hold_is_bad_user_input(
     client: Any, alice_turn: str, bound: dict[str, str]
-):
+) -> None:
     from tests.history_support import SEARCH as HISTORY
 
     result = await client.post(HISTORY, {"q": "acme", **bound}, token=alice_turn)
     assert result.codes == ["BAD_USER_INPUT"], result.body
 
 
-async def test_a_cursor_beyond_any_seq_is_invalid(client: Any, alice: str, db: asyncpg.Connection):
+async def test_a_cursor_beyond_any_seq_is_invalid(
+    client: Any, alice: str, db: asyncpg.Connection
+) -> None:
     first = await client.gql(SEARCH, {"q": "acme", "first": 1}, token=alice)
     end = first["messageSearch"]["pageInfo"]["endCursor"]
     # Forged with the installation's own key (cursors are sealed: app.search.opaque), so the
@@ -177,7 +181,7 @@ async def test_a_cursor_beyond_any_seq_is_invalid(client: Any, alice: str, db: a
     assert result.codes == ["INVALID_CURSOR"], result.body
 
 
-async def test_an_id_with_other_scripts_digits_is_malformed(client: Any, alice: str):
+async def test_an_id_with_other_scripts_digits_is_malformed(client: Any, alice: str) -> None:
     import base64
 
     arabic = base64.urlsafe_b64encode("Message:٨١".encode()).decode().rstrip("=")
@@ -190,7 +194,7 @@ async def test_an_id_with_other_scripts_digits_is_malformed(client: Any, alice: 
 
 async def test_a_retried_reply_with_the_same_client_id_is_posted_once(
     client: Any, db: asyncpg.Connection, alice_turn: str
-):
+) -> None:
     await history_search(client, alice_turn, "acme")
     mutation = """
     mutation($body: String!, $id: String) {
@@ -205,7 +209,7 @@ async def test_a_retried_reply_with_the_same_client_id_is_posted_once(
     assert other["postReply"]["message"]["id"] != first["postReply"]["message"]["id"]
 
 
-async def test_introspection_is_not_limited_by_request_cost(client: Any, alice: str):
+async def test_introspection_is_not_limited_by_request_cost(client: Any, alice: str) -> None:
     from graphql import get_introspection_query
 
     result = await client.post(get_introspection_query(descriptions=True), token=alice)
@@ -213,7 +217,7 @@ async def test_introspection_is_not_limited_by_request_cost(client: Any, alice: 
     assert result.data["__schema"]["queryType"]["name"] == "Query"
 
 
-async def test_nested_introspection_is_refused_for_its_size(client: Any, alice: str):
+async def test_nested_introspection_is_refused_for_its_size(client: Any, alice: str) -> None:
     # graphql-core's own introspection depth rule refuses deep nesting; the size estimate
     # refuses what stays under that depth but still multiplies out.
     for levels in (3, 6):

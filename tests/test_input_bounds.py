@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
@@ -91,7 +92,7 @@ CASES = [(kind, path) for kind, payload in VALID.items() for path in _fields(pay
 
 
 def _with(payload: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
-    copy = json.loads(json.dumps(payload))
+    copy: dict[str, Any] = json.loads(json.dumps(payload))
     target = copy
     for name in path[:-1]:
         target = target[name]
@@ -163,7 +164,7 @@ async def test_recall_apply_names_the_line_and_field_of_an_out_of_range_value(
 async def test_recall_import_names_the_path_of_an_out_of_range_value(
     dsn: str, db: asyncpg.Connection, tmp_path: Any
 ) -> None:
-    cases = [
+    cases: list[tuple[Callable[[dict[str, Any]], Any], str]] = [
         (lambda f: f["messages"][0].update(at="0001-01-01T00:00:00+14:00"), "messages[0].at"),
         (lambda f: f["members"][0].update(key="k" * 10_000), "members[0].key"),
         (lambda f: f["members"][1].update(name="n" * 100_000), "members[1].name"),

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import graphql.pyutils
 import pytest
+from graphql import GraphQLObjectType
 from strawberry.types.field import StrawberryField
 
 from app.api import internals
 from app.api.execution import _read
 from app.api.schema import schema
+
+
+def _object(name: str) -> GraphQLObjectType:
+    found = schema._schema.type_map[name]
+    assert isinstance(found, GraphQLObjectType)
+    return found
 
 
 def test_every_private_name_recall_reads_is_there() -> None:
@@ -22,10 +29,10 @@ def test_every_private_name_recall_reads_is_there() -> None:
 
 
 def test_the_fast_path_reads_plain_fields_of_this_schema() -> None:
-    message = schema._schema.type_map["Message"]
+    message = _object("Message")
     read = _read(message.fields["key"])
     assert read is not None and read.attribute == "key"
-    edge = schema._schema.type_map["MessageSearchEdge"]
+    edge = _object("MessageSearchEdge")
     assert _read(edge.fields["node"]) is not None
 
 
@@ -40,6 +47,6 @@ def test_a_changed_library_is_named_not_ignored(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_resolver_no_longer_marked_default_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    field = schema._schema.type_map["Message"].fields["key"]
+    field = _object("Message").fields["key"]
     monkeypatch.setattr(field, "resolve", lambda *_: None)
     assert any("_is_default" in p for p in internals.schema_problems(schema))

@@ -12,6 +12,8 @@ from typing import Any
 import asyncpg
 
 from app.api.ids import encode_id
+from app.data.eligibility import lineage_summary
+from app.data.lineage import cache_summaries
 from tests.client import GraphQLClient
 from tests.personas import load_personas
 
@@ -33,7 +35,7 @@ async def _public_chain(db: asyncpg.Connection) -> tuple[int, int]:
     ws = await db.fetchval("select id from workspaces where key = 'acme'")
     general, helper = await _id(db, "scopes", "general"), await _id(db, "actors", "helper")
     audience = await db.fetchval("select origin_audience_id from scopes where id = $1", general)
-    ids = []
+    ids: list[int] = []
     for n, source in ((1, await _id(db, "messages", "g1")), (2, None)):
         source = source if source is not None else ids[-1]
         pk = await db.fetchval(
@@ -58,7 +60,7 @@ async def _public_chain(db: asyncpg.Connection) -> tuple[int, int]:
             source,
         )
         ids.append(pk)
-    await db.execute("select recall_cache_lineage($1, $2::bigint[])", ws, ids)
+    await cache_summaries(db, ws, ids)
     return ids[0], ids[1]
 
 
@@ -70,10 +72,9 @@ async def test_imported_replies_are_cached_exactly_as_the_live_walk(db: asyncpg.
     )
     assert {r["key"] for r in rows} >= {"da2", "g3", "g4"}
     for r in rows:
-        # The live walk at the top of its own statement (on Citus a table-reading function
-        # cannot run per row of a distributed scan).
+        # The live walk, one statement per message.
         live = await db.fetchrow(
-            "select * from recall_lineage_summary($1, array[$2]::bigint[])",
+            f"select * from {lineage_summary('array[$2::bigint]')} s",
             r["workspace_id"],
             r["id"],
         )

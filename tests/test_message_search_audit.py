@@ -81,7 +81,7 @@ async def test_filters_are_recorded(
 
 @pytest.fixture
 async def keyed_client(dsn: str) -> AsyncIterator[GraphQLClient]:
-    settings = Settings(RECALL_MASTER_KEY="test-master-key")  # type: ignore[call-arg]
+    settings = Settings(RECALL_MASTER_KEY="test-master-key")
     async with graphql_client(settings, dsn) as client:
         yield client
 

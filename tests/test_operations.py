@@ -133,7 +133,7 @@ async def test_cors_is_off_by_default(client: GraphQLClient) -> None:
 
 
 async def test_cors_allows_configured_origins(dsn: str, alice: str) -> None:
-    settings = Settings(RECALL_CORS_ORIGINS="https://app.example, https://b.example")  # type: ignore[call-arg]
+    settings = Settings(RECALL_CORS_ORIGINS="https://app.example, https://b.example")
     async with graphql_client(settings, dsn) as client:
         preflight = await client.http.options(
             "/graphql",
@@ -291,7 +291,7 @@ async def traced(dsn: str) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
     exporter = InMemorySpanExporter()
     provider = tracing.new_provider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    app = create_app(Settings(), dsn, tracer_provider=provider)  # type: ignore[call-arg]
+    app = create_app(Settings(), dsn, tracer_provider=provider)
     try:
         async with in_process(app) as asgi:
             transport = httpx.ASGITransport(app=asgi)

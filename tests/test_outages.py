@@ -93,7 +93,7 @@ async def outage(dsn: str, db: asyncpg.Connection) -> AsyncIterator[tuple[Proxy,
     port = await proxy.start()
     netloc = parts.netloc.rsplit("@", 1)
     via = (netloc[0] + "@" if len(netloc) == 2 else "") + f"127.0.0.1:{port}"
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         RECALL_DB_ACQUIRE_TIMEOUT=0.5, RECALL_STATEMENT_TIMEOUT_MS=500, RECALL_POOL_MIN=0
     )
     app = create_app(settings, urlunsplit(parts._replace(netloc=via)))

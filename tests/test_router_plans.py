@@ -85,7 +85,10 @@ async def assert_router_plans(
     assert statements, f"{surface}: no statement was recorded"
     distributed = 0
     for query, args in statements:
-        counts = await _task_counts(db, query, args)
+        try:
+            counts = await _task_counts(db, query, args)
+        except asyncpg.PostgresError as e:
+            raise AssertionError(f"{surface}: cannot plan {query}\nargs: {args!r}: {e}") from e
         distributed += bool(counts)
         assert all(c == 1 for c in counts), (
             f"{surface}: a statement is planned as {counts} tasks (one per job expected):\n"

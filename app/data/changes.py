@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.data import term_stats
+from app.data import lineage, term_stats
 from app.data.audiences import AudienceSpec
 from app.data.executor import Executor
 
@@ -356,11 +356,7 @@ async def narrow_history(
 
 async def cache_missing_lineage(db: Executor, workspace_id: int) -> None:
     """Fill the lineage cache where a change made it forget (a statement of its own)."""
-    await db.execute(
-        "select recall_cache_lineage($1, array(select id from messages where workspace_id = $1"
-        " and has_provenance and lineage_audience_ids is null))",
-        workspace_id,
-    )
+    await lineage.cache_missing_summaries(db, workspace_id)
 
 
 # --- memories ------------------------------------------------------------------------------
@@ -478,7 +474,7 @@ async def insert_messages(
     )
     replies = [m.id for m in messages if m.source_ids or m.memory_ids]
     if replies:
-        await db.execute("select recall_cache_lineage($1, $2::bigint[])", workspace_id, replies)
+        await lineage.cache_summaries(db, workspace_id, replies)
 
 
 async def _insert_rows(db: Executor, workspace_id: int, messages: Sequence[NewMessage]) -> None:

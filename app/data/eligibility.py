@@ -1,9 +1,13 @@
 """The one predicate set that decides what a reader may see (docs/design.md, Eligibility).
 
-Every surface — messageSearch, historySearch, neighbors, node lookups, transcripts, the
-pre-delivery recheck — builds its SQL from the fragments here, so there is exactly one
-definition of "eligible". The rules themselves live in SQL (migrations/002): the allowed
-audiences as an inline fragment of `recall_allowed_audiences`, and `recall_lineage_allowed`.
+This module is the definition of every rule of eligibility: allows(origin, destination), the
+audiences a destination allows, evidence, the recursive lineage walk with its caps, and an
+agent's perspective. Every surface — messageSearch, historySearch, neighbors, node lookups,
+transcripts, the pre-delivery recheck — and the lineage cache (app.data.lineage) build their
+SQL from the fragments here, so a fix here is the fix that is served. The database holds no
+copy (migrations/027 dropped the reference functions of 002 and 019 that requests never
+ran): a fragment is SQL text inlined into each statement, because a table-reading SQL function
+cannot run inside a statement Citus routes to one shard (docs/scale.md).
 
 Parameter convention: every statement that uses these fragments binds the destination as its
 first four parameters: $1 workspace id, $2 destination kind, $3 namespace id, $4 reader ids.
@@ -38,24 +42,47 @@ def person_destination(workspace_id: int, namespace_id: int, member_id: int) -> 
     return Destination(workspace_id, "members", namespace_id, (member_id,))
 
 
-# The ids of the workspace's audiences that allow the destination: recall_allowed_audiences
-# (migrations/002, 008), inlined. A SQL function that reads a table cannot run inside a
-# statement that Citus routes to a shard (its body names the distributed table, not the
-# shard: docs/scale.md), while this subquery is rewritten with the rest of the statement.
-# Same two branches and the same recall_audience_allows decision as the function, so the
-# same set; tests/test_eligibility.py compares the two.
+def allows(origin: str, dest_kind: str, dest_ns: str, dest_readers: str) -> str:
+    """allows(origin, destination) as a SQL boolean: `origin` is an audiences row's alias (its
+    kind, namespace_id and readers), the destination three SQL expressions. A destination is
+    workspace(ns), members(ns, readers) or external(ns, readers); anything unknown (a null, an
+    unknown kind) is false.
+
+    - public: shown anywhere;
+    - workspace(ns) (a public channel): the same namespace's workspace or member audiences;
+      never an externally shared room, never another namespace;
+    - members(ns, R) (private text): only to a non-empty reader set D ⊆ R in the same
+      namespace, a members or an external destination (the latter by its named readers)."""
+    o = origin
+    return (
+        f"coalesce(case {o}.kind"
+        " when 'public' then true"
+        f" when 'workspace' then {dest_kind} in ('workspace', 'members')"
+        f" and {dest_ns} = {o}.namespace_id"
+        f" when 'members' then {dest_kind} in ('members', 'external')"
+        f" and {dest_ns} = {o}.namespace_id and cardinality({dest_readers}) > 0"
+        f" and {dest_readers} <@ {o}.readers"
+        " else false end, false)"
+    )
+
+
+_ALLOWS_DESTINATION = allows("a", "$2::text", "$3::bigint", "$4::bigint[]")
+
+# The ids of the workspace's audiences that allow the destination ($1-$4). Audiences are few
+# (one per channel, DM and memory reader set), so a statement computes this set once and tests
+# `audience_id = any(...)` per row instead of deciding per message. Two branches, each an
+# index-friendly superset narrowed by allows(): the workspace's public and workspace
+# audiences, and the member audiences whose readers contain the destination's.
 ALLOWED_AUDIENCE_IDS = (
     "(select coalesce(array_agg(al.id), '{}') from ("
     " select a.id from audiences a"
     " where a.workspace_id = $1 and a.kind in ('public', 'workspace')"
-    " and recall_audience_allows(a.kind, a.namespace_id, a.readers, $2::text, $3::bigint,"
-    " $4::bigint[])"
+    f" and {_ALLOWS_DESTINATION}"
     " union all"
     " select a.id from audiences a"
     " where $2::text in ('members', 'external') and cardinality($4::bigint[]) > 0"
     " and a.workspace_id = $1 and a.kind = 'members' and a.readers @> $4::bigint[]"
-    " and recall_audience_allows(a.kind, a.namespace_id, a.readers, $2::text, $3::bigint,"
-    " $4::bigint[])"
+    f" and {_ALLOWS_DESTINATION}"
     ") al)::bigint[]"  # outside the parentheses: `= any(...)` then takes it as an array
 )
 
@@ -97,14 +124,24 @@ def audience_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
     return f"{m}.audience_id = any({allowed})"
 
 
-def live_lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
-    """recall_lineage_allowed($1, array[m.id], $2, $3, $4) (migrations/002), inlined as a
-    correlated subquery: the same walk, caps and fail-closed checks as recall_lineage_summary,
-    for one message. Inline because a table-reading SQL function cannot run inside a statement
-    that Citus routes to a shard (docs/scale.md); every table is filtered by $1 explicitly."""
-    return f"""(select not lw.denied and lw.audience_ids <@ {allowed} from (
+# The caps of the lineage walk (docs/design.md, Lineage): more input messages at once, more
+# nodes in the lineage (messages and memories), or more sources cited by one message deny the
+# whole read.
+MAX_INPUTS = 501
+MAX_NODES = 5000
+MAX_SOURCES_PER_NODE = 500
+
+
+def lineage_summary(roots: str) -> str:
+    """The lineage walk of the messages `roots` (a SQL bigint[] expression), as a subquery of
+    one row: `audience_ids`, the audiences of every message and memory in their recursive
+    provenance (the roots included), and `denied`, true when a cap overflowed or a node is
+    unknown (fail closed). Every table is filtered by $1, the workspace, explicitly. The walk
+    is evaluated lazily: the LIMIT stops it one node past the cap, so an enormous lineage costs
+    no more than the cap to refuse."""
+    return f"""(
         with recursive walk(id) as (
-            select {m}.id
+            select distinct r from unnest({roots}) as r
             union
             select x.source_message_id
             from walk w
@@ -114,7 +151,7 @@ def live_lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
                 offset 0
             ) x
         ),
-        nodes as materialized (select id from walk limit 5001),
+        nodes as materialized (select id from walk limit {MAX_NODES + 1}),
         node_rows as materialized (
             select nm.id, nm.audience_id from messages nm
             where nm.workspace_id = $1 and nm.id in (select id from nodes)
@@ -131,16 +168,29 @@ def live_lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
                 union all
                 select audience_id from used_memories
             ) all_audiences), '{{}}')::bigint[] as audience_ids,
-            (select count(*) from nodes) > 5000
+            coalesce(cardinality({roots}) > {MAX_INPUTS}, true)
+            or (select count(*) from nodes) > {MAX_NODES}
             or (select count(*) from node_rows) <> (select count(*) from nodes)
             or exists (
                 select 1 from message_sources s
                 where s.workspace_id = $1 and s.message_id in (select id from nodes)
-                group by s.message_id having count(*) > 500
+                group by s.message_id having count(*) > {MAX_SOURCES_PER_NODE}
             )
-            or (select count(*) from nodes) + (select count(*) from used_memories) > 5000
+            or (select count(*) from nodes) + (select count(*) from used_memories) > {MAX_NODES}
                 as denied
-    ) lw)"""
+    )"""
+
+
+def lineage_walk_allows(roots: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
+    """The lineage of `roots` is allowed: not denied, and every audience in it allowed."""
+    return (
+        f"(select not lw.denied and lw.audience_ids <@ {allowed} from {lineage_summary(roots)} lw)"
+    )
+
+
+def live_lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES) -> str:
+    """The lineage walk of one message, as a correlated subquery (the summary is missing)."""
+    return lineage_walk_allows(f"array[{m}.id]", allowed)
 
 
 def lineage_allows(m: str, allowed: str = _ALLOWED_AUDIENCES, *, complete: bool = False) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.data import lineage
 from app.data.eligibility import Destination, eligible
 from app.data.messages import MESSAGE_COLUMNS
 from app.data.rows import MessageRow
@@ -73,11 +74,8 @@ async def deliverable(db: Session, destination: Destination, message_id: int) ->
     """The pre-delivery recheck: the same eligibility every read uses — evidence, the reply's
     own audience, and the lineage walk over everything it was built from, caps included."""
     # The reply's provenance is complete: its lineage summary is cached first, as a statement
-    # of its own (a table-reading function cannot run inside a statement Citus routes to a
-    # shard). The check then reads the summary the same walk just computed.
-    await db.execute(
-        "select recall_cache_lineage($1, array[$2]::bigint[])", destination.workspace_id, message_id
-    )
+    # of its own; the check then reads the summary the same walk just computed.
+    await lineage.cache_summaries(db, destination.workspace_id, [message_id])
     allowed: bool | None = await db.fetchval(
         f"select {eligible('m')} from messages m where m.workspace_id = $1 and m.id = $5",
         *destination.params(),

@@ -19,25 +19,34 @@ from contextlib import asynccontextmanager
 
 from app.data.executor import Executor
 
-_DEFER = "select set_config('recall.term_stats', 'deferred', true)"
-_RESUME = "select set_config('recall.term_stats', '', true)"
+# SET LOCAL, not set_config(): on Citus the triggers run on the workers, and Citus hands a SET
+# LOCAL (not a function call) on to the transaction's worker connections once
+# citus.propagate_set_commands is 'local' (as the importer does for recall.bulk_import). On
+# plain PostgreSQL that setting is an unused placeholder.
+_DEFER = (
+    "set local citus.propagate_set_commands = 'local'; set local recall.term_stats = 'deferred'"
+)
+_RESUME = "set local recall.term_stats = ''"
 
-# +1 (or -1) per lexeme of each listed document, added to the workspace's counts.
+# +1 (or -1) per lexeme of each listed document, added to the workspace's counts. The rows
+# written take their workspace from the documents' own column (grouped by it), not from the
+# parameter: Citus pushes an INSERT ... SELECT down to the shard only when the target's
+# distribution column comes from the source's (docs/scale.md).
 _COUNT_TERMS = """
     insert into search_term_stats as s (workspace_id, lexeme, documents)
-    select $1, l.lexeme, $3 * count(*)
+    select d.workspace_id, l.lexeme, $3 * count(*)
     from search_documents d cross join unnest(tsvector_to_array(d.tsv)) as l(lexeme)
     where d.workspace_id = $1 and d.message_id = any($2::bigint[])
-    group by l.lexeme
+    group by d.workspace_id, l.lexeme
     order by l.lexeme
     on conflict (workspace_id, lexeme) do update set documents = s.documents + excluded.documents
 """
 _COUNT_CORPUS = """
     insert into search_corpus_stats as c (workspace_id, documents, lexemes)
-    select $1, $3 * count(*), $3 * coalesce(sum(length(d.tsv)), 0)
+    select d.workspace_id, $3 * count(*), $3 * coalesce(sum(length(d.tsv)), 0)
     from search_documents d
     where d.workspace_id = $1 and d.message_id = any($2::bigint[])
-    having count(*) > 0
+    group by d.workspace_id
     on conflict (workspace_id) do update
         set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
 """
