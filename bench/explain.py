@@ -30,7 +30,7 @@ from app.server import create_app, in_process
 from app.settings import Settings
 from bench import generate as g
 from bench.cluster import with_database
-from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
+from bench.harness import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
 
 # Which statement is which, by a fragment only it contains.
 _NAMES = (

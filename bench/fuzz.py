@@ -50,7 +50,7 @@ from app.db import connect, resolve_database_url
 from app.search.opaque import Sealer, seal
 from app.settings import Settings
 from bench.cluster import with_database
-from bench.run import _free_port
+from bench.harness import free_port
 
 _RECALL = str(Path(sys.executable).with_name("recall"))
 ACCEPT = "application/graphql-response+json"
@@ -505,7 +505,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         log = Path(args.server_log) if args.server_log else Path(tmp) / "serve.log"
         try:
             seeds = asyncio.run(_prepare(dsn))
-            port = _free_port()
+            port = free_port()
             serve = _serve(dsn, port, log)
             _say(f"recall serve on 127.0.0.1:{port} (database {name})")
             fuzz_started = time.perf_counter()

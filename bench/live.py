@@ -35,13 +35,7 @@ from typing import Any
 import asyncpg
 
 from bench.generate import _WORDS, COMMON, MID, PHRASE, RARE, WORKSPACE
-from bench.run import (
-    MESSAGE_SEARCH,
-    Stats,
-    _KeepAlive,
-    _say,
-    _stats,
-)
+from bench.harness import MESSAGE_SEARCH, KeepAlive, Stats, say, stats
 
 APPLY_CHANGES = (
     "mutation($changes: [ChangeInput!]!) "
@@ -127,7 +121,7 @@ def _payload(changes: list[dict[str, Any]]) -> bytes:
     return json.dumps({"query": APPLY_CHANGES, "variables": {"changes": changes}}).encode()
 
 
-async def _apply(client: _KeepAlive, token: str, changes: list[dict[str, Any]]) -> dict[str, str]:
+async def _apply(client: KeepAlive, token: str, changes: list[dict[str, Any]]) -> dict[str, str]:
     """One applyChanges request; raises unless every change was applied."""
     status, headers, raw = await client.post(_payload(changes), token)
     body = json.loads(raw)
@@ -144,7 +138,7 @@ async def _time_posts(
 ) -> tuple[Stats, float | None, int]:
     """`requests` sequential applyChanges of `size` posts (after one warm request): the
     per-request stats, posted messages per second of wall time, and how many were posted."""
-    client = _KeepAlive(port)
+    client = KeepAlive(port)
     latencies: list[float] = []
     database_ms: list[float] = []
     statements: int | None = None
@@ -175,7 +169,7 @@ async def _time_posts(
         return Stats(errors=1, error=f"{type(e).__name__}: {e}"[:400]), None, 0
     finally:
         await client.close()
-    s = _stats(latencies, errors, first_error)
+    s = stats(latencies, errors, first_error)
     s.statements = statements
     if database_ms:
         s.database_p50_ms = round(statistics.median(database_ms), 2)
@@ -204,7 +198,7 @@ class _Samples:
         self.first_error = self.first_error or f"{type(e).__name__}: {e}"[:400]
 
     def stats(self) -> Stats:
-        s = _stats(self.latencies, self.errors, self.first_error)
+        s = stats(self.latencies, self.errors, self.first_error)
         s.statements = self.statements
         if self.database_ms:
             s.database_p50_ms = round(statistics.median(self.database_ms), 2)
@@ -224,7 +218,7 @@ async def _paced_writer(
     set or `max_seconds` pass; one connection, one request at a time (a late request is sent
     at once, so the rate falls below the target only if the server cannot keep up). Adds to
     `load` and `samples`, so several blocks pool."""
-    client = _KeepAlive(port)
+    client = KeepAlive(port)
     interval = load.interval_ms / 1000
     started = time.perf_counter()
     k = 0
@@ -260,7 +254,7 @@ async def _paced_writer(
 
 async def _search(port: int, token: str, query: str, reps: int, samples: _Samples) -> None:
     """`reps` sequential messageSearch requests after one warm request (not counted)."""
-    client = _KeepAlive(port)
+    client = KeepAlive(port)
     payload = json.dumps({"query": MESSAGE_SEARCH, "variables": {"q": query}}).encode()
     try:
         for i in range(reps + 1):
@@ -328,12 +322,12 @@ async def measure_live(
     live.batch, live.batch_messages_per_second, live.batch_posted = await _time_posts(
         port, token, posts, args.live_batches, args.live_batch_size
     )
-    _say(
+    say(
         f"live: {args.live_batches} batches of {args.live_batch_size}: "
         f"{live.batch_messages_per_second} msg/s, p50 {live.batch.p50_ms} ms "
         f"p99 {live.batch.p99_ms} ms, {live.batch.statements} statements {live.batch.error or ''}"
     )
-    client = _KeepAlive(port)
+    client = KeepAlive(port)
     try:
         status, _, raw = await client.post(
             json.dumps(
@@ -352,7 +346,7 @@ async def measure_live(
     live.single, live.single_posts_per_second, _ = await _time_posts(
         port, token, posts, args.live_singles, 1
     )
-    _say(
+    say(
         f"live: {args.live_singles} single posts: p50 {live.single.p50_ms} ms "
         f"p99 {live.single.p99_ms} ms, {live.single.statements} statements "
         f"{live.single.error or ''}"
@@ -393,7 +387,7 @@ async def measure_live(
             else None
         )
         live.search[name] = row
-        _say(
+        say(
             f"live: messageSearch {name}: idle p99 {idle_p99} ms, under "
             f"{load.achieved_per_second} msg/s p99 {load_p99} ms (x{row['p99_ratio']}); "
             f"writer p50 {load.request.p50_ms} ms, {load.late_requests} late "

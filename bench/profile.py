@@ -36,8 +36,8 @@ from bench.generate import (
     RARE,
     SCOUT_AGENT,
 )
+from bench.harness import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
 from bench.in_process import graphql
-from bench.run import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
 
 _CASES: dict[str, tuple[str, str | None]] = {
     "rare": (RARE, PERSONA_HEAVY),
