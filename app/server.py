@@ -23,10 +23,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api import scalars
 from app.api.view import RecallGraphQL
 from app.db import create_pool
 from app.errors import RecallError
 from app.migrate import pending
+from app.observability import logging as recall_logging
 from app.observability import metrics, tracing
 from app.observability.middleware import RequestMiddleware
 from app.search.keys import KeyRing
@@ -53,7 +55,13 @@ def create_app(
 ) -> Starlette:
     """The app, with one asyncpg pool opened and closed by the lifespan, and `background`
     work (the demo's live stream) running while it serves. With a tracer provider, requests
-    and statements are traced (app.observability.tracing)."""
+    and statements are traced (app.observability.tracing).
+
+    What the app needs of the process's libraries is installed here, explicitly: strict ID
+    and String input on graphql-core's scalars (app.api.scalars) and the request id on every
+    log record (app.observability.logging); each has an uninstall()."""
+    scalars.install()
+    recall_logging.install()
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:

@@ -1,8 +1,7 @@
 """Opaque relay global ids: base64url("Type:number").
 
-The `ID` scalar's input parsing is replaced so that an id that does not parse is rejected while the request
-is validated (a literal) or its variables are coerced (a variable): a request error with code
-BAD_USER_INPUT, before anything executes.
+An id that does not parse is rejected while the request is validated (a literal) or its
+variables are coerced (a variable): app.api.scalars installs that check on the ID scalar.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import base64
 import binascii
 
 import strawberry
-from graphql import GraphQLError, GraphQLID, StringValueNode, ValueNode
 
 NODE_TYPES = frozenset({"Workspace", "Scope", "Member", "Agent", "Message", "Turn"})
 
@@ -40,32 +38,6 @@ def decode_id(value: str) -> tuple[str, int]:
     ):
         raise ValueError(f"malformed id '{value}'")
     return type_name, int(number)
-
-
-def _parse_value(value: object) -> str:
-    if not isinstance(value, str):
-        raise GraphQLError("an ID must be a string")
-    try:
-        decode_id(value)
-    except ValueError as e:
-        raise GraphQLError(str(e)) from None
-    return value
-
-
-def _parse_literal(node: ValueNode, _variables: object = None) -> str:
-    if not isinstance(node, StringValueNode):
-        raise GraphQLError("an ID must be a string")
-    return _parse_value(node.value)
-
-
-# graphql-core forbids redefining the built-in ID scalar, so its parsers are replaced instead.
-# Only input coercion changes (output still serializes as a string), and Recall is the only
-# schema in the process.
-# graphql-core 3.3 reads the coerce_* names; older code paths the parse_* ones.
-GraphQLID.parse_value = _parse_value  # type: ignore[method-assign]
-GraphQLID.coerce_input_value = _parse_value
-GraphQLID.parse_literal = _parse_literal  # type: ignore[method-assign,assignment]
-GraphQLID.coerce_input_literal = _parse_literal
 
 
 def expect_id(value: str, *type_names: str) -> int | None:

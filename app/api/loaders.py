@@ -30,8 +30,10 @@ class ActorByIdLoader(_Loader[ActorRow]):
         return [by_key.get(k) for k in keys]
 
 
-class ScopeByIdLoader(_Loader[ScopeRow]):
-    """Scopes of rows already authorized (a message's scope, a thread's parent)."""
+class UncheckedScopeByIdLoader(_Loader[ScopeRow]):
+    """Scopes by id WITHOUT authorization, on purpose: only for the ids of rows this request
+    already read and authorized (a message's scope, a thread's parent, a turn's scope). A
+    client-supplied id goes through ReadableScopeByIdLoader."""
 
     async def batch_load_fn(self, keys: list[int]) -> list[ScopeRow | None]:
         rows = await directory.scopes_by_ids_unfiltered(self.db, self.reader.workspace_id, keys)
@@ -55,7 +57,7 @@ class MessageByIdLoader(_Loader[MessageRow]):
     `author` and `scope` costs one statement, not three."""
 
     def __init__(
-        self, db: Session, reader: Reader, actors: ActorByIdLoader, scopes: ScopeByIdLoader
+        self, db: Session, reader: Reader, actors: ActorByIdLoader, scopes: UncheckedScopeByIdLoader
     ) -> None:
         super().__init__(db, reader)
         self.actors = actors
@@ -77,9 +79,11 @@ class Loaders:
 
     def __init__(self, db: Session, reader: Reader) -> None:
         self.actor_by_id = ActorByIdLoader(db, reader)
-        self.scope_by_id = ScopeByIdLoader(db, reader)
+        self.unchecked_scope_by_id = UncheckedScopeByIdLoader(db, reader)
         self.readable_scope_by_id = ReadableScopeByIdLoader(db, reader)
-        self.message_by_id = MessageByIdLoader(db, reader, self.actor_by_id, self.scope_by_id)
+        self.message_by_id = MessageByIdLoader(
+            db, reader, self.actor_by_id, self.unchecked_scope_by_id
+        )
 
     def remember_message(self, message: MessageRow) -> None:
         """A message hydrated for this reader by another statement (a search's), with its
@@ -88,4 +92,4 @@ class Loaders:
         if message.author is not None:
             self.actor_by_id.prime(message.author.id, message.author)
         if message.scope is not None:
-            self.scope_by_id.prime(message.scope.id, message.scope)
+            self.unchecked_scope_by_id.prime(message.scope.id, message.scope)

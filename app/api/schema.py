@@ -1,4 +1,5 @@
-"""The schema: root types assembled from each API area, plus limits and the ID scalar."""
+"""The schema: root types assembled from each API area, plus limits (strict ID and String input
+are app.api.scalars, installed by the app factory)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from graphql import GraphQLError
 from strawberry.extensions import MaxTokensLimiter, ParserCache, ValidationCache
 from strawberry.tools import merge_types
 
-import app.api.ids
-import app.api.strings  # noqa: F401  (installs the strict String parsing)
 from app.api.changes.schema import ChangesMutation
 from app.api.directory.types import Agent, Member, Message, Scope, Workspace
 from app.api.execution import RecallExecutionContext

@@ -3,6 +3,13 @@
 asyncpg runs one statement at a time per connection, and dataloaders of one request dispatch
 concurrently, so statements are serialized here. Every statement is counted: the count is what
 query-count tests pin (no N+1).
+
+Root fields of one request resolve concurrently on this one connection, so a transaction owns
+it while it is open: a statement from outside that transaction (another field's) waits until
+it ends, instead of running inside it — where it would see the transaction's uncommitted
+writes and, if the transaction rolled back, lose its own (a search's audit row). Whether a
+statement is inside is told by the task's context (a ContextVar the transaction sets, which
+the tasks it starts inherit), not by chance of timing.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any, TypeAlias
 
 import asyncpg
@@ -22,6 +30,9 @@ from app.observability.metrics import POOL_WAITING
 
 # A pooled connection (asyncpg hands out proxies).
 _Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
+
+# The session whose transaction the current task runs inside, if any.
+_inside: ContextVar[Session | None] = ContextVar("recall_session_transaction", default=None)
 
 
 def _destination_key(destination: Sequence[Any]) -> tuple[Any, ...]:
@@ -48,6 +59,9 @@ class Session:
         self._conn: _Conn | None = None
         self._lock = asyncio.Lock()
         self._transaction_lock = asyncio.Lock()
+        # Set while no transaction is open; statements from outside one wait for it.
+        self._no_transaction = asyncio.Event()
+        self._no_transaction.set()
         self.statements = 0
         # Set when a statement failed in a way that may leave the connection unusable (a
         # timeout, a lost connection): it is discarded rather than returned to the pool.
@@ -96,10 +110,22 @@ class Session:
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
 
+    async def _turn(self) -> None:
+        """Take the connection for one statement: at once inside this session's open
+        transaction, otherwise once no transaction is open (returns holding _lock)."""
+        while True:
+            if _inside.get() is not self:
+                await self._no_transaction.wait()
+            await self._lock.acquire()
+            if _inside.get() is self or self._no_transaction.is_set():
+                return
+            self._lock.release()  # a transaction began meanwhile: wait for it to end
+
     @asynccontextmanager
     async def _statement(self) -> AsyncIterator[_Conn]:
         """One statement's turn on the connection: counted, and its round trip timed."""
-        async with self._lock:
+        await self._turn()
+        try:
             conn = await self._connection()
             self.statements += 1
             started = time.perf_counter()
@@ -108,6 +134,8 @@ class Session:
                     yield conn
             finally:
                 self.database_seconds += time.perf_counter() - started
+        finally:
+            self._lock.release()
 
     async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
         async with self._statement() as conn:
@@ -135,30 +163,36 @@ class Session:
         statements too, each a round trip: counted and timed like any other.
 
         Root fields of one request resolve concurrently (two aliased searches, a search next to
-        searchStatus), so transactions take turns (one open at a time) and BEGIN/COMMIT wait
-        for the statement in flight like any statement does.
+        searchStatus), so transactions take turns (one open at a time), and while one is open
+        every statement from outside it waits (the module docstring says why).
         """
         async with self._transaction_lock:
             async with self._statement() as conn:
                 tx = conn.transaction(readonly=readonly)
                 await tx.start()
+                self._no_transaction.clear()
+            entered = _inside.set(self)
             try:
-                yield
-            except BaseException:
-                async with self._lock:
-                    self.statements += 1
-                    started = time.perf_counter()
-                    try:
-                        await tx.rollback()
-                    except (*_UNREACHABLE, asyncpg.PostgresError):
-                        # A connection whose statement was cancelled or lost cannot roll
-                        # back; discarding it ends the transaction on the server.
-                        self.broken = True
-                    finally:
-                        self.database_seconds += time.perf_counter() - started
-                raise
-            async with self._statement():
-                await tx.commit()
+                try:
+                    yield
+                except BaseException:
+                    async with self._lock:
+                        self.statements += 1
+                        started = time.perf_counter()
+                        try:
+                            await tx.rollback()
+                        except (*_UNREACHABLE, asyncpg.PostgresError):
+                            # A connection whose statement was cancelled or lost cannot roll
+                            # back; discarding it ends the transaction on the server.
+                            self.broken = True
+                        finally:
+                            self.database_seconds += time.perf_counter() - started
+                    raise
+                async with self._statement():
+                    await tx.commit()
+            finally:
+                _inside.reset(entered)
+                self._no_transaction.set()
 
     async def close(self) -> None:
         context.observe_session(self.statements, self.database_seconds)

@@ -18,6 +18,7 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -28,8 +29,6 @@ from app.observability import context, metrics
 
 _log = logging.getLogger("recall.graphql")
 
-# Strawberry logs every GraphQL error itself, message, document excerpt and traceback: off.
-logging.getLogger("strawberry.execution").addFilter(lambda _record: False)
 
 # uvicorn adds `color_message` (the message with terminal colour codes) to its records.
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {
@@ -39,17 +38,43 @@ _STANDARD = set(logging.makeLogRecord({}).__dict__) | {
     "color_message",
 }
 
-_factory = logging.getLogRecordFactory()
+
+def _silenced(_record: logging.LogRecord) -> bool:
+    return False
 
 
-def _record_with_request_id(*args: Any, **kwargs: Any) -> logging.LogRecord:
-    """Every record, from any logger, carries the request id of the request that logged it."""
-    record = _factory(*args, **kwargs)
-    record.request_id = context.current_request_id()
-    return record
+class _RequestIdFactory:
+    """A record factory around the one it replaces: every record, from any logger, carries the
+    request id of the request that logged it."""
+
+    def __init__(self, inner: Callable[..., logging.LogRecord]) -> None:
+        self.inner = inner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.inner(*args, **kwargs)
+        record.request_id = context.current_request_id()
+        return record
 
 
-logging.setLogRecordFactory(_record_with_request_id)
+def install() -> None:
+    """What the app's logging needs of the process, set by the app factory (idempotent):
+    records carry the request id, and strawberry's own error log (message, document excerpt,
+    traceback) is off, because log_graphql_error logs errors without the request's text."""
+    current = logging.getLogRecordFactory()
+    if not isinstance(current, _RequestIdFactory):
+        logging.setLogRecordFactory(_RequestIdFactory(current))
+    strawberry_log = logging.getLogger("strawberry.execution")
+    if _silenced not in strawberry_log.filters:
+        strawberry_log.addFilter(_silenced)
+
+
+def uninstall() -> None:
+    """The process's logging as it was before install()."""
+    current = logging.getLogRecordFactory()
+    if isinstance(current, _RequestIdFactory):
+        logging.setLogRecordFactory(current.inner)
+    logging.getLogger("strawberry.execution").removeFilter(_silenced)
+
 
 # GraphQL: block strings, strings, comments (in that order, so a '#' in a string stays put).
 _DOCUMENT_SECRETS = re.compile(r'"""(?:\\"""|[^"]|"(?!""))*"""|"(?:\\.|[^"\\\n])*"|#[^\n]*')

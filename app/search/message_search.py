@@ -6,9 +6,10 @@ Order of work:
      cursor from any other search is INVALID_CURSOR before anything is read;
   2. the readiness gate (SEARCH_UNAVAILABLE until the workspace's index is complete);
   3. one statement (app.data.message_search.search_page): the bounded, authorized candidate
-     scan, the page (decided as app.search.paging.page_of decides it), and the page's messages
-     (authorized again) with their highlights; then the page's audit row; the caller's
-     `remember` keeps what loaded for the rest of the request (the loaders' cache).
+     scan, the page (decided as app.search.paging.page_of decides it), and the page's messages,
+     read from the very rows their verdicts admitted (one snapshot: no second authorization is
+     needed), with their highlights; then the page's audit row; the caller's `remember` keeps
+     what loaded for the rest of the request (the loaders' cache).
 A failed audit write fails the search: nothing is shown that was not audited.
 """
 

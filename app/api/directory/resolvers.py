@@ -29,7 +29,7 @@ async def load_actor(info: Info, actor_id: int) -> ActorRow:
 
 async def load_scope(info: Info, scope_id: int) -> ScopeRow:
     """The scope of a row already read (a message's, a turn's): shown with that row."""
-    row = await info.context.loaders.scope_by_id.load(scope_id)
+    row = await info.context.loaders.unchecked_scope_by_id.load(scope_id)
     assert row is not None
     return row
 

@@ -124,7 +124,7 @@ class Scope(Node):
     async def parent(self, info: Info) -> Scope | None:
         if self.parent_id is None:
             return None
-        row = await info.context.loaders.scope_by_id.load(self.parent_id)
+        row = await info.context.loaders.unchecked_scope_by_id.load(self.parent_id)
         return Scope.of(row) if row else None
 
     @guarded(

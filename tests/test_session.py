@@ -1,0 +1,95 @@
+"""app.data.session: one request's connection, shared by its root fields. A transaction owns
+the connection while it is open: another field's statement waits for it, instead of running
+inside it (and being rolled back with it)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+
+from app.data.session import Session
+from app.db import create_pool
+
+
+async def test_a_statement_of_another_field_never_runs_inside_a_transaction(
+    dsn: str, db: asyncpg.Connection
+) -> None:
+    await db.execute("create table session_probe (v text)")
+    pool = await create_pool(dsn, min_size=1, max_size=1)
+    session = Session(pool)
+    in_transaction = asyncio.Event()
+    other_done = asyncio.Event()
+    try:
+
+        async def failing_field() -> None:
+            async with session.transaction():
+                await session.execute("insert into session_probe values ('inside')")
+                in_transaction.set()
+                await asyncio.sleep(0.3)
+                assert not other_done.is_set(), "another field's statement ran meanwhile"
+                raise RuntimeError("this field fails")
+
+        async def other_field() -> None:
+            await in_transaction.wait()
+            await session.execute("insert into session_probe values ('outside')")
+            other_done.set()
+
+        results = await asyncio.gather(failing_field(), other_field(), return_exceptions=True)
+        assert isinstance(results[0], RuntimeError) and results[1] is None
+        rows = await db.fetch("select v from session_probe")
+        assert [r["v"] for r in rows] == ["outside"], "the other write was rolled back with it"
+    finally:
+        await session.close()
+        await pool.close()
+
+
+async def test_the_transactions_own_tasks_run_inside_it(dsn: str, db: asyncpg.Connection) -> None:
+    """What a transaction starts (say, a dataloader's batch) is inside it, not kept waiting."""
+    await db.execute("create table session_probe (v text)")
+    pool = await create_pool(dsn, min_size=1, max_size=1)
+    session = Session(pool)
+    try:
+        async with session.transaction():
+            await asyncio.wait_for(
+                asyncio.gather(
+                    session.execute("insert into session_probe values ('a')"),
+                    session.execute("insert into session_probe values ('b')"),
+                ),
+                5,
+            )
+            seen = await session.fetchval("select count(*) from session_probe")
+        assert seen == 2
+    finally:
+        await session.close()
+        await pool.close()
+
+
+@pytest.mark.parametrize("fails", [False, True])
+async def test_statements_outside_wait_and_then_run(
+    dsn: str, db: asyncpg.Connection, fails: bool
+) -> None:
+    pool = await create_pool(dsn, min_size=1, max_size=1)
+    session = Session(pool)
+    try:
+        order: list[str] = []
+
+        async def field() -> None:
+            async with session.transaction():
+                order.append("begin")
+                await asyncio.sleep(0.2)
+                order.append("end")
+                if fails:
+                    raise RuntimeError
+
+        async def reader() -> None:
+            await asyncio.sleep(0.05)
+            await session.fetchval("select 1")
+            order.append("read")
+
+        await asyncio.gather(field(), reader(), return_exceptions=True)
+        assert order == ["begin", "end", "read"]
+    finally:
+        await session.close()
+        await pool.close()
