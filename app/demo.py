@@ -18,8 +18,9 @@ from typing import Any, TextIO
 
 import asyncpg
 
+from app.data.tokens import workspace_id_by_key
 from app.errors import UsageError
-from app.fixtures.importer import import_fixture, workspace_exists
+from app.fixtures.importer import import_fixture
 
 WORKSPACE = "demo"
 
@@ -38,13 +39,13 @@ class DemoInfo:
 async def ensure_demo(conn: asyncpg.Connection, progress: TextIO) -> DemoInfo:
     """Import the demo workspace unless it is already there."""
     imported = False
-    if not await workspace_exists(conn, WORKSPACE):
+    if await workspace_id_by_key(conn, WORKSPACE) is None:
         try:
             await import_fixture(conn, build_demo_fixture(), progress)
             imported = True
         except UsageError:
             # Another process may have imported it meanwhile; anything else is a real failure.
-            if not await workspace_exists(conn, WORKSPACE):
+            if await workspace_id_by_key(conn, WORKSPACE) is None:
                 raise
     return DemoInfo(WORKSPACE, "alice", "atlas", "dm-alice-atlas", imported)
 

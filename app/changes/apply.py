@@ -19,22 +19,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.changes.model import (
+    AddScopeMembers,
+    ArchiveAgent,
     Change,
     ChangeRejected,
     CreateMemory,
     CreateScope,
+    DeactivateMember,
+    DeleteAgent,
+    DeleteMessage,
     EditMessage,
-    KeyOnly,
+    EraseMemberMessages,
+    MakeScopePrivate,
     PostMessage,
-    ScopeMembers,
+    RemoveScopeMembers,
     UpsertAgent,
     UpsertMember,
 )
-from app.data import changes as sql
-from app.data import deletions
-from app.data.audiences import AudienceSpec, conversation_audiences, follows_membership
-from app.data.changes import LockedWorkspace
+from app.data import actors, deletions, lineage, memories, message_writes, scopes
+from app.data.actors import ActorState
+from app.data.audiences import AudienceSpec, audience_id, conversation_audiences, follows_membership
 from app.data.executor import Executor
+from app.data.message_writes import MessageState, NewMessage
+from app.data.scopes import ScopeState
+from app.data.workspaces import LockedWorkspace, lock_workspace
 
 
 @dataclass(slots=True)
@@ -55,18 +63,18 @@ class ApplyResult:
 
 async def apply_changes(db: Executor, workspace_id: int, changes: Sequence[Change]) -> ApplyResult:
     """Apply `changes` in order inside the caller's transaction."""
-    ws = await sql.lock_workspace(db, workspace_id)
+    ws = await lock_workspace(db, workspace_id)
     applier = _Applier(db, ws)
     result = ApplyResult()
     i = 0
     while i < len(changes):
         # Consecutive posts are written together: a connector's stream is mostly posts, and
         # one set-based write per run keeps a batch of 100 at a handful of statements.
-        if changes[i].kind == "postMessage":
+        if isinstance(changes[i], PostMessage):
             j = i
-            while j < len(changes) and changes[j].kind == "postMessage":
+            while j < len(changes) and isinstance(changes[j], PostMessage):
                 j += 1
-            posted = await applier.post([(k, changes[k].payload) for k in range(i, j)])
+            posted = await applier.post([(k, changes[k]) for k in range(i, j)])  # type: ignore[misc]
             result.applied += len(posted)
             result.unchanged += (j - i) - len(posted)
             result.posted += posted
@@ -81,7 +89,7 @@ async def apply_changes(db: Executor, workspace_id: int, changes: Sequence[Chang
                 result.erased_messages += outcome
         i += 1
     if applier.lineage_forgotten:
-        await sql.cache_missing_lineage(db, workspace_id)
+        await lineage.cache_missing_summaries(db, workspace_id)
     return result
 
 
@@ -95,44 +103,74 @@ class _Applier:
     # Each handler returns False for "unchanged", True (or a count) for "applied".
 
     async def apply_one(self, index: int, change: Change) -> bool | int:
-        handler = getattr(self, "_" + change.kind)
         try:
-            result: bool | int = await handler(change.payload)
+            return await self._apply(change)
         except _Reject as e:
             raise ChangeRejected(index, e.reason) from None
-        return result
+
+    async def _apply(self, change: Change) -> bool | int:
+        """The handler of the change's kind (its model class)."""
+        match change:
+            case UpsertMember():
+                return await self._upsertMember(change)
+            case DeactivateMember():
+                return await self._deactivateMember(change)
+            case UpsertAgent():
+                return await self._upsertAgent(change)
+            case ArchiveAgent():
+                return await self._archiveAgent(change)
+            case DeleteAgent():
+                return await self._deleteAgent(change)
+            case CreateScope():
+                return await self._createScope(change)
+            case AddScopeMembers():
+                return await self._addScopeMembers(change)
+            case RemoveScopeMembers():
+                return await self._removeScopeMembers(change)
+            case MakeScopePrivate():
+                return await self._makeScopePrivate(change)
+            case CreateMemory():
+                return await self._createMemory(change)
+            case PostMessage():
+                return bool(await self.post([(0, change)]))
+            case EditMessage():
+                return await self._editMessage(change)
+            case DeleteMessage():
+                return await self._deleteMessage(change)
+            case EraseMemberMessages():
+                return await self._eraseMemberMessages(change)
 
     # --- actors ------------------------------------------------------------------------
 
     async def _upsertMember(self, c: UpsertMember) -> bool:
-        found = (await sql.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
+        found = (await actors.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
         name = c.name or c.key
         if found is None:
-            await sql.insert_actor(self.db, self.ws.id, c.key, "member", name, None)
+            await actors.insert_actor(self.db, self.ws.id, c.key, "member", name, None)
             return True
         if found.kind != "member":
             raise _Reject(f"'{_short(c.key)}' is an agent, not a member")
         if found.name == name:
             return False
-        await sql.update_actor(self.db, self.ws.id, found.id, name, None)
+        await actors.update_actor(self.db, self.ws.id, found.id, name, None)
         return True
 
-    async def _deactivateMember(self, c: KeyOnly) -> bool:
+    async def _deactivateMember(self, c: DeactivateMember) -> bool:
         member = await self._actor(c.key, "member")
         if member.deactivated:
             return False
-        await sql.deactivate_member(self.db, self.ws.id, member.id)
+        await actors.deactivate_member(self.db, self.ws.id, member.id)
         return True
 
     async def _upsertAgent(self, c: UpsertAgent) -> bool:
-        found = await sql.actors_by_keys(self.db, self.ws.id, [c.key, c.owner])
+        found = await actors.actors_by_keys(self.db, self.ws.id, [c.key, c.owner])
         owner = found.get(c.owner)
         if owner is None or owner.kind != "member":
             raise _Reject(f"owner: unknown member '{_short(c.owner)}'")
         agent = found.get(c.key)
         name = c.name or c.key
         if agent is None:
-            await sql.insert_actor(self.db, self.ws.id, c.key, "agent", name, owner.id)
+            await actors.insert_actor(self.db, self.ws.id, c.key, "agent", name, owner.id)
             return True
         if agent.kind != "agent":
             raise _Reject(f"'{_short(c.key)}' is a member, not an agent")
@@ -140,25 +178,25 @@ class _Applier:
             raise _Reject(f"agent '{_short(c.key)}' was deleted")
         if agent.name == name and agent.owner_id == owner.id:
             return False
-        await sql.update_actor(self.db, self.ws.id, agent.id, name, owner.id)
+        await actors.update_actor(self.db, self.ws.id, agent.id, name, owner.id)
         return True
 
-    async def _archiveAgent(self, c: KeyOnly) -> bool:
+    async def _archiveAgent(self, c: ArchiveAgent) -> bool:
         agent = await self._actor(c.key, "agent")
         if agent.archived or agent.deleted:
             return False
-        await sql.archive_agent(self.db, self.ws.id, agent.id)
+        await actors.archive_agent(self.db, self.ws.id, agent.id)
         return True
 
-    async def _deleteAgent(self, c: KeyOnly) -> bool:
+    async def _deleteAgent(self, c: DeleteAgent) -> bool:
         agent = await self._actor(c.key, "agent", deleted_ok=True)
         if agent.deleted:
             return False
-        await sql.delete_agent(self.db, self.ws.id, agent.id)
+        await actors.delete_agent(self.db, self.ws.id, agent.id)
         return True
 
-    async def _actor(self, key: str, kind: str, *, deleted_ok: bool = False) -> sql.ActorState:
-        found = (await sql.actors_by_keys(self.db, self.ws.id, [key])).get(key)
+    async def _actor(self, key: str, kind: str, *, deleted_ok: bool = False) -> ActorState:
+        found = (await actors.actors_by_keys(self.db, self.ws.id, [key])).get(key)
         if found is None or found.kind != kind or (found.deleted and not deleted_ok):
             raise _Reject(f"unknown {kind} '{_short(key)}'")
         return found
@@ -166,7 +204,7 @@ class _Applier:
     # --- scopes ------------------------------------------------------------------------
 
     async def _createScope(self, c: CreateScope) -> bool:
-        existing = await sql.scopes_by_keys(
+        existing = await scopes.scopes_by_keys(
             self.db, self.ws.id, [c.key, *([c.parent] if c.parent else [])]
         )
         found = existing.get(c.key)
@@ -186,7 +224,7 @@ class _Applier:
             what = "a dm" if c.kind == "dm" else f"a {c.visibility} channel"
             raise _Reject(f"members: {what} needs at least one member who is a person")
         origin, destination = conversation_audiences(c.kind, c.visibility, people)
-        await sql.insert_scope(
+        await scopes.insert_scope(
             self.db,
             self.ws.id,
             self.ws.namespace_id,
@@ -202,9 +240,7 @@ class _Applier:
         )
         return True
 
-    def _replayed_scope(
-        self, c: CreateScope, found: sql.ScopeState, parent: sql.ScopeState | None
-    ) -> bool:
+    def _replayed_scope(self, c: CreateScope, found: ScopeState, parent: ScopeState | None) -> bool:
         if found.kind != c.kind or (
             c.kind == "thread" and (parent is None or parent.id != found.parent_id)
         ):
@@ -224,7 +260,7 @@ class _Applier:
                 )
         return False
 
-    async def _create_thread(self, c: CreateScope, parent: sql.ScopeState | None) -> bool:
+    async def _create_thread(self, c: CreateScope, parent: ScopeState | None) -> bool:
         if c.visibility is not None:
             raise _Reject("visibility: only a channel has a visibility, not a thread")
         if c.members:
@@ -235,11 +271,11 @@ class _Applier:
             raise _Reject("parent: a thread's parent is a channel or dm")
         if c.root is None:
             raise _Reject("root: a thread needs a root message")
-        root = (await sql.messages_by_keys(self.db, self.ws.id, [c.root])).get(c.root)
+        root = (await message_writes.messages_by_keys(self.db, self.ws.id, [c.root])).get(c.root)
         if root is None or root.scope_id != parent.id:
             raise _Reject(f"root: no message '{_short(c.root)}' in the parent scope")
-        origin, destination = await sql.audiences_of(self.db, self.ws.id, parent.id)
-        await sql.insert_scope(
+        origin, destination = await scopes.audiences_of(self.db, self.ws.id, parent.id)
+        await scopes.insert_scope(
             self.db,
             self.ws.id,
             self.ws.namespace_id,
@@ -255,28 +291,28 @@ class _Applier:
         )
         return True
 
-    async def _addScopeMembers(self, c: ScopeMembers) -> bool:
+    async def _addScopeMembers(self, c: AddScopeMembers) -> bool:
         scope = await self._conversation(c.scope)
         actors = await self._live_actors(c.members)
-        added = await sql.add_members(self.db, self.ws.id, scope.id, [a.id for a in actors])
+        added = await scopes.add_members(self.db, self.ws.id, scope.id, [a.id for a in actors])
         if added and any(a.kind == "member" for a in actors):
             await self._follow_membership(scope)
         return added > 0
 
-    async def _removeScopeMembers(self, c: ScopeMembers) -> bool:
+    async def _removeScopeMembers(self, c: RemoveScopeMembers) -> bool:
         scope = await self._conversation(c.scope)
-        found = await sql.actors_by_keys(self.db, self.ws.id, c.members)
+        found = await actors.actors_by_keys(self.db, self.ws.id, c.members)
         for key in c.members:
             if key not in found:
                 raise _Reject(f"members: unknown member or agent '{_short(key)}'")
-        removed = await sql.remove_members(
+        removed = await scopes.remove_members(
             self.db, self.ws.id, scope.id, [a.id for a in found.values()]
         )
         if removed and any(a.kind == "member" for a in found.values()):
             await self._follow_membership(scope)
         return removed > 0
 
-    async def _makeScopePrivate(self, c: KeyOnly) -> bool:
+    async def _makeScopePrivate(self, c: MakeScopePrivate) -> bool:
         scope = await self._conversation(c.key)
         if scope.kind != "channel":
             raise _Reject(
@@ -288,9 +324,9 @@ class _Applier:
             raise _Reject(
                 f"only a public channel can be made private, not a {scope.visibility} one"
             )
-        people = await sql.people_of(self.db, self.ws.id, scope.id)
+        people = await scopes.people_of(self.db, self.ws.id, scope.id)
         audience = await self._audience(conversation_audiences("channel", "private", people)[0])
-        await sql.set_conversation_audiences(
+        await scopes.set_conversation_audiences(
             self.db,
             self.ws.id,
             scope.id,
@@ -298,25 +334,25 @@ class _Applier:
             origin_audience_id=audience,
             destination_audience_id=audience,
         )
-        if await sql.narrow_history(self.db, self.ws.id, scope.id, audience):
+        if await scopes.narrow_history(self.db, self.ws.id, scope.id, audience):
             self.lineage_forgotten = True
         return True
 
-    async def _conversation(self, key: str) -> sql.ScopeState:
-        scope = (await sql.scopes_by_keys(self.db, self.ws.id, [key])).get(key)
+    async def _conversation(self, key: str) -> ScopeState:
+        scope = (await scopes.scopes_by_keys(self.db, self.ws.id, [key])).get(key)
         if scope is None:
             raise _Reject(f"unknown scope '{_short(key)}'")
         if scope.kind == "thread":
             raise _Reject(f"'{_short(key)}' is a thread; a thread has its parent's members")
         return scope
 
-    async def _follow_membership(self, scope: sql.ScopeState) -> None:
+    async def _follow_membership(self, scope: ScopeState) -> None:
         """Messages posted from now on get the audience of the people now in the room."""
         if not follows_membership(scope.kind, scope.visibility):
             return
-        people = await sql.people_of(self.db, self.ws.id, scope.id)
+        people = await scopes.people_of(self.db, self.ws.id, scope.id)
         origin, destination = conversation_audiences(scope.kind, scope.visibility, people)
-        await sql.set_conversation_audiences(
+        await scopes.set_conversation_audiences(
             self.db,
             self.ws.id,
             scope.id,
@@ -325,8 +361,8 @@ class _Applier:
             destination_audience_id=await self._audience(destination),
         )
 
-    async def _live_actors(self, keys: Sequence[str]) -> list[sql.ActorState]:
-        found = await sql.actors_by_keys(self.db, self.ws.id, keys)
+    async def _live_actors(self, keys: Sequence[str]) -> list[ActorState]:
+        found = await actors.actors_by_keys(self.db, self.ws.id, keys)
         seen: set[str] = set()
         out = []
         for key in keys:
@@ -340,18 +376,18 @@ class _Applier:
         return out
 
     async def _audience(self, spec: AudienceSpec) -> int:
-        return await sql.audience_id(self.db, self.ws.id, self.ws.namespace_id, spec)
+        return await audience_id(self.db, self.ws.id, self.ws.namespace_id, spec)
 
     # --- memories ----------------------------------------------------------------------
 
     async def _createMemory(self, c: CreateMemory) -> bool:
-        if await sql.memories_by_keys(self.db, self.ws.id, [c.key]):
+        if await memories.memories_by_keys(self.db, self.ws.id, [c.key]):
             return False
         readers: list[int] = []
         if c.audience.kind == "members":
             if not c.audience.readers:
                 raise _Reject("audience.readers: a members audience needs at least one reader")
-            found = await sql.actors_by_keys(self.db, self.ws.id, c.audience.readers)
+            found = await actors.actors_by_keys(self.db, self.ws.id, c.audience.readers)
             for key in c.audience.readers:
                 if key not in found or found[key].kind != "member":
                     raise _Reject(f"audience.readers: unknown member '{_short(key)}'")
@@ -359,7 +395,7 @@ class _Applier:
         elif c.audience.readers:
             raise _Reject("audience.readers: only a members audience has readers")
         spec = AudienceSpec(c.audience.kind, tuple(sorted(set(readers))))
-        await sql.insert_memory(self.db, self.ws.id, c.key, await self._audience(spec))
+        await memories.insert_memory(self.db, self.ws.id, c.key, await self._audience(spec))
         return True
 
     # --- messages ----------------------------------------------------------------------
@@ -368,21 +404,23 @@ class _Applier:
         """Write a run of posts at once; the keys of those that were new."""
         ws = self.ws.id
         message_keys = [p.key for _, p in posts] + [s for _, p in posts for s in p.sources]
-        existing = await sql.messages_by_keys(self.db, ws, message_keys)
-        scopes = await sql.scopes_by_keys(self.db, ws, [p.scope for _, p in posts])
-        actors = await sql.actors_by_keys(self.db, ws, [p.author for _, p in posts])
+        existing = await message_writes.messages_by_keys(self.db, ws, message_keys)
+        in_scope = await scopes.scopes_by_keys(self.db, ws, [p.scope for _, p in posts])
+        by_author = await actors.actors_by_keys(self.db, ws, [p.author for _, p in posts])
         memory_keys = [m for _, p in posts for m in p.memory_sources]
-        memories = await sql.memories_by_keys(self.db, ws, memory_keys) if memory_keys else {}
+        memory_ids = (
+            await memories.memories_by_keys(self.db, ws, memory_keys) if memory_keys else {}
+        )
 
         fresh = [(i, p) for i, p in posts if p.key not in existing]
-        ids = iter(await sql.new_ids(self.db, len(fresh))) if fresh else iter(())
+        ids = iter(await message_writes.new_ids(self.db, len(fresh))) if fresh else iter(())
         # Posts of this run get their ids first, so a later post of the run may cite one.
         planned: dict[str, tuple[int, int, int]] = {}  # key -> (id, scope id, author id)
         seqs: dict[int, int] = {}
-        written: list[sql.NewMessage] = []
+        written: list[NewMessage] = []
         for index, p in posts:
-            scope = scopes.get(p.scope)
-            author = actors.get(p.author)
+            scope = in_scope.get(p.scope)
+            author = by_author.get(p.author)
             if scope is None:
                 raise ChangeRejected(index, f"scope: unknown scope '{_short(p.scope)}'")
             if author is None or author.deleted:
@@ -400,14 +438,14 @@ class _Applier:
                     )
                 continue  # a replay: never rewrites the message (a later edit or delete stands)
             source_ids = self._sources(index, p, existing, planned)
-            memory_ids = []
+            cited_memories = []
             for j, key in enumerate(p.memory_sources):
-                if key not in memories:
+                if key not in memory_ids:
                     raise ChangeRejected(
                         index, f"memorySources[{j}]: unknown memory '{_short(key)}'"
                     )
-                memory_ids.append(memories[key])
-            if len(set(memory_ids)) != len(memory_ids):
+                cited_memories.append(memory_ids[key])
+            if len(set(cited_memories)) != len(cited_memories):
                 raise ChangeRejected(index, "memorySources: duplicate source")
             message_id = next(ids)
             planned[p.key] = (message_id, scope.id, author.id)
@@ -415,7 +453,7 @@ class _Applier:
             seqs[scope.id] = seq
             self.last_global_seq += 1
             written.append(
-                sql.NewMessage(
+                NewMessage(
                     id=message_id,
                     key=p.key,
                     scope_id=scope.id,
@@ -429,18 +467,18 @@ class _Applier:
                     audience_id=scope.origin_audience_id,
                     evidence=p.evidence,
                     source_ids=tuple(source_ids),
-                    memory_ids=tuple(memory_ids),
+                    memory_ids=tuple(cited_memories),
                 )
             )
         if written:
-            await sql.insert_messages(self.db, ws, written, self.last_global_seq)
+            await message_writes.insert_messages(self.db, ws, written, self.last_global_seq)
         return [m.key for m in written]
 
     def _sources(
         self,
         index: int,
         p: PostMessage,
-        existing: dict[str, sql.MessageState],
+        existing: dict[str, MessageState],
         planned: dict[str, tuple[int, int, int]],
     ) -> list[int]:
         out: list[int] = []
@@ -461,27 +499,27 @@ class _Applier:
         message = await self._message(c.key)
         if message.deleted or message.body == c.body:
             return False
-        await sql.edit_message(self.db, self.ws.id, message.id, c.body)
+        await message_writes.edit_message(self.db, self.ws.id, message.id, c.body)
         return True
 
     # Deletions hide the messages in this transaction; their text goes right after it
     # commits, in bounded chunks (app.changes.erasure).
 
-    async def _deleteMessage(self, c: KeyOnly) -> bool:
+    async def _deleteMessage(self, c: DeleteMessage) -> bool:
         message = await self._message(c.key)
         if message.deleted:
             return False
         return await deletions.hide_messages(self.db, self.ws.id, [message.id]) > 0
 
-    async def _eraseMemberMessages(self, c: KeyOnly) -> bool | int:
-        found = (await sql.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
+    async def _eraseMemberMessages(self, c: EraseMemberMessages) -> bool | int:
+        found = (await actors.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
         if found is None or found.kind != "member":
             raise _Reject(f"unknown member '{_short(c.key)}'")
         erased = await deletions.hide_authored_by(self.db, self.ws.id, found.id)
         return erased if erased else False
 
-    async def _message(self, key: str) -> sql.MessageState:
-        found = (await sql.messages_by_keys(self.db, self.ws.id, [key])).get(key)
+    async def _message(self, key: str) -> MessageState:
+        found = (await message_writes.messages_by_keys(self.db, self.ws.id, [key])).get(key)
         if found is None:
             raise _Reject(f"unknown message '{_short(key)}'")
         return found

@@ -8,7 +8,7 @@ arriving later.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,16 +31,54 @@ class _Model(BaseModel):
 
 
 # A change is a fixture's entry arriving later: members, agents, scopes, memories and posts
-# are the fixture's own models (docs/fixtures.md), so both paths check them alike.
-UpsertMember = Member
-UpsertAgent = Agent
-CreateScope = Scope
-CreateMemory = Memory
-PostMessage = Message
+# are the fixture's own models (docs/fixtures.md), so both paths check them alike. Each kind is
+# a class of its own (CHANGE: its CONTRACT name), so the applier dispatches on the type.
+class UpsertMember(Member):
+    CHANGE: ClassVar[str] = "upsertMember"
+
+
+class UpsertAgent(Agent):
+    CHANGE: ClassVar[str] = "upsertAgent"
+
+
+class CreateScope(Scope):
+    CHANGE: ClassVar[str] = "createScope"
+
+
+class CreateMemory(Memory):
+    CHANGE: ClassVar[str] = "createMemory"
+
+
+class PostMessage(Message):
+    CHANGE: ClassVar[str] = "postMessage"
 
 
 class KeyOnly(_Model):
     key: Key
+
+
+class DeactivateMember(KeyOnly):
+    CHANGE: ClassVar[str] = "deactivateMember"
+
+
+class ArchiveAgent(KeyOnly):
+    CHANGE: ClassVar[str] = "archiveAgent"
+
+
+class DeleteAgent(KeyOnly):
+    CHANGE: ClassVar[str] = "deleteAgent"
+
+
+class MakeScopePrivate(KeyOnly):
+    CHANGE: ClassVar[str] = "makeScopePrivate"
+
+
+class DeleteMessage(KeyOnly):
+    CHANGE: ClassVar[str] = "deleteMessage"
+
+
+class EraseMemberMessages(KeyOnly):
+    CHANGE: ClassVar[str] = "eraseMemberMessages"
 
 
 class ScopeMembers(_Model):
@@ -48,37 +86,29 @@ class ScopeMembers(_Model):
     members: Keys = Field(min_length=1)
 
 
+class AddScopeMembers(ScopeMembers):
+    CHANGE: ClassVar[str] = "addScopeMembers"
+
+
+class RemoveScopeMembers(ScopeMembers):
+    CHANGE: ClassVar[str] = "removeScopeMembers"
+
+
 class EditMessage(_Model):
+    CHANGE: ClassVar[str] = "editMessage"
+
     key: Key
     body: Body
 
 
-# The change kinds, by their CONTRACT name, and the model of each one's payload.
-KINDS: dict[str, type[BaseModel]] = {
-    "upsertMember": UpsertMember,
-    "deactivateMember": KeyOnly,
-    "upsertAgent": UpsertAgent,
-    "archiveAgent": KeyOnly,
-    "deleteAgent": KeyOnly,
-    "createScope": CreateScope,
-    "addScopeMembers": ScopeMembers,
-    "removeScopeMembers": ScopeMembers,
-    "makeScopePrivate": KeyOnly,
-    "createMemory": CreateMemory,
-    "postMessage": PostMessage,
-    "editMessage": EditMessage,
-    "deleteMessage": KeyOnly,
-    "eraseMemberMessages": KeyOnly,
-}
+Change = (
+    UpsertMember | DeactivateMember | UpsertAgent | ArchiveAgent | DeleteAgent | CreateScope
+    | AddScopeMembers | RemoveScopeMembers | MakeScopePrivate | CreateMemory | PostMessage
+    | EditMessage | DeleteMessage | EraseMemberMessages
+)  # fmt: skip
 
-
-class Change(BaseModel):
-    """A checked change: its kind and its payload."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kind: str
-    payload: Any
+# The change kinds by their CONTRACT name.
+KINDS: dict[str, type[BaseModel]] = {model.CHANGE: model for model in get_args(Change)}
 
 
 class ChangeRejected(BadUserInput):
@@ -110,7 +140,7 @@ def parse_change(index: int, data: Any) -> Change:
     if model is None:
         raise ChangeRejected(index, f"unknown change '{kind[:60]}'")
     try:
-        payload = model.model_validate(data[kind])
+        change: Change = model.model_validate(data[kind])  # type: ignore[assignment]
     except ValidationError as e:
         raise ChangeRejected(index, f"{kind}.{first_error_line(e)}") from None
-    return Change(kind=kind, payload=payload)
+    return change

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.data.executor import Executor
+
 
 @dataclass(frozen=True, slots=True)
 class AudienceSpec:
@@ -40,3 +42,32 @@ def follows_membership(kind: str, visibility: str | None) -> bool:
     """Whether the conversation's audiences are made of its people, so that a membership
     change gives its later messages a new audience (interval membership)."""
     return kind == "dm" or visibility in ("private", "shared")
+
+
+async def audience_id(
+    db: Executor, workspace_id: int, namespace_id: int, spec: AudienceSpec
+) -> int:
+    """The id of the audience row for `spec`, created if this workspace has none yet (audiences
+    are stored once: audiences_identity)."""
+    ns = None if spec.kind == "public" else namespace_id
+    found: int = await db.fetchval(
+        """
+        with created as (
+            insert into audiences (workspace_id, kind, namespace_id, readers)
+            select $1, $2, $3, $4::bigint[]
+            on conflict do nothing
+            returning id
+        )
+        select id from created
+        union all
+        select id from audiences
+        where workspace_id = $1 and kind = $2 and coalesce(namespace_id, 0) = coalesce($3, 0)
+          and readers = $4::bigint[]
+        limit 1
+        """,
+        workspace_id,
+        spec.kind,
+        ns,
+        list(spec.readers),
+    )
+    return found

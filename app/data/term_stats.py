@@ -61,6 +61,28 @@ async def deferred(db: Executor) -> AsyncIterator[None]:
     await db.execute(_RESUME)
 
 
+_COUNT_WORKSPACE_TERMS = """
+    insert into search_term_stats (workspace_id, lexeme, documents)
+    select d.workspace_id, l.lexeme, count(*)
+    from search_documents d cross join unnest(tsvector_to_array(d.tsv)) as l(lexeme)
+    where d.workspace_id = $1
+    group by 1, 2
+"""
+_COUNT_WORKSPACE_CORPUS = """
+    insert into search_corpus_stats (workspace_id, documents, lexemes)
+    select d.workspace_id, count(*), coalesce(sum(length(d.tsv)), 0)
+    from search_documents d
+    where d.workspace_id = $1
+    group by 1
+"""
+
+
+async def count_workspace(db: Executor, workspace_id: int) -> None:
+    """The statistics of a workspace that has none yet (an import), from all its documents."""
+    await db.execute(_COUNT_WORKSPACE_TERMS, workspace_id)
+    await db.execute(_COUNT_WORKSPACE_CORPUS, workspace_id)
+
+
 async def count_documents(
     db: Executor, workspace_id: int, message_ids: Sequence[int], sign: int
 ) -> None:
