@@ -1,4 +1,4 @@
-"""The evaluation set: eval/stories.py plus seeded noise, as a fixture (docs/fixtures.md) and a
+"""The evaluation set: eval/data/stories.json (eval/stories.py) plus seeded noise, as a fixture (docs/fixtures.md) and a
 query file with graded judgments and the tuning / held-out split.
 
     python -m eval.generate            # rewrites eval/data/fixture.json and eval/data/queries.json
