@@ -1,6 +1,11 @@
 """Relevance of historySearch, end to end, against baselines over exactly what each turn may see.
 
-    python -m eval.relevance [--out FILE.json] [--check] [--keep]
+    python -m eval.relevance [--set dev|sealed] [--out FILE.json] [--check] [--keep]
+
+Two sets: `dev` (eval/data: the development set, split into a tuning and a held-out half) and
+`sealed` (eval/sealed: another team's chat, written apart from the ranking and never used to
+choose a weight). For the sealed set only aggregates are printed and written — per kind, never
+per query — so that working on the ranking never shows its queries.
 
 1. creates a fresh database on the server of DATABASE_URL (default: the embedded one), migrates
    it and imports eval/data/fixture.json, its times shifted so the set is as old as at ANCHOR;
@@ -49,6 +54,7 @@ from bench.in_process import graphql
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
+SETS = {"dev": DATA, "sealed": HERE / "sealed"}
 EXPECTED = HERE / "expected.json"
 K = 10
 # Float noise only: a real regression moves nDCG@10 by far more.
@@ -198,9 +204,14 @@ async def run(
     ablate: bool = False,
     on_database: OnDatabase | None = None,
     only: Sequence[str] = (),
+    folder: Path = DATA,
 ) -> list[Outcome]:
-    fixture = json.loads((DATA / "fixture.json").read_text())
-    spec = json.loads((DATA / "queries.json").read_text())
+    fixture = json.loads((folder / "fixture.json").read_text())
+    spec = json.loads((folder / "queries.json").read_text())
+    workspace = fixture["workspace"]["key"]
+    agents = [a["key"] for a in fixture["agents"]]
+    for q in spec["queries"]:
+        q.setdefault("split", "sealed")
     anchor = datetime.fromisoformat(spec["anchor"])
     now = datetime.now(UTC).replace(microsecond=0)
     name = f"recall_eval_{os.getpid()}"
@@ -217,13 +228,13 @@ async def run(
             if on_database is not None:
                 return await on_database(conn, target, spec["queries"])
             if ablate:
-                await _ablate(conn, target, spec["queries"])
+                await _ablate(conn, target, spec["queries"], workspace, agents)
                 return []
             if tune:
                 tuning = [q for q in spec["queries"] if q["split"] == "tuning"]
-                await _tune(conn, target, tuning, only)
+                await _tune(conn, target, tuning, workspace, agents, only)
                 return []
-            return await _queries(conn, target, spec["queries"])
+            return await _queries(conn, target, spec["queries"], workspace, agents)
         finally:
             await conn.close()
     finally:
@@ -270,7 +281,13 @@ ABLATIONS: list[tuple[str, dict[str, float]]] = [
 ]  # fmt: skip
 
 
-async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]]) -> None:
+async def _ablate(
+    conn: asyncpg.Connection,
+    dsn: str,
+    queries: list[dict[str, Any]],
+    workspace: str,
+    agents: list[str],
+) -> None:
     from app.data import history_search
     from app.history import ranking
 
@@ -296,10 +313,12 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
                 "1.0",
             )
         outcomes = [
-            o for o in await _queries(conn, dsn, queries, baselines=False) if o.eligible_grades
+            o
+            for o in await _queries(conn, dsn, queries, workspace, agents, baselines=False)
+            if o.eligible_grades
         ]
         cells = []
-        for split in ("heldout", "tuning"):
+        for split in sorted({o.query["split"] for o in outcomes}):
             group = [o for o in outcomes if o.query["split"] == split]
             value = sum(ndcg(o.ranked["recall"], o.eligible_grades) for o in group) / len(group)
             cells.append(f"{split} {value:.3f}")
@@ -310,12 +329,17 @@ async def _ablate(conn: asyncpg.Connection, dsn: str, queries: list[dict[str, An
 
 
 async def _tune(
-    conn: asyncpg.Connection, dsn: str, queries: list[dict[str, Any]], only: Sequence[str] = ()
+    conn: asyncpg.Connection,
+    dsn: str,
+    queries: list[dict[str, Any]],
+    workspace: str,
+    agents: list[str],
+    only: Sequence[str] = (),
 ) -> None:
     from app.history import ranking
 
     async def score() -> float:
-        outcomes = await _queries(conn, dsn, queries, baselines=False)
+        outcomes = await _queries(conn, dsn, queries, workspace, agents, baselines=False)
         scored = [o for o in outcomes if o.eligible_grades]
         return sum(ndcg(o.ranked["recall"], o.eligible_grades) for o in scored) / len(scored)
 
@@ -336,6 +360,8 @@ async def _queries(
     conn: asyncpg.Connection,
     dsn: str,
     queries: list[dict[str, Any]],
+    workspace: str,
+    agents: list[str],
     baselines: bool = True,
     first: int = K,
 ) -> list[Outcome]:
@@ -343,9 +369,7 @@ async def _queries(
 
     ids = {r["key"]: r["id"] for r in await conn.fetch("select key, id from actors")}
     scopes = {r["key"]: r["id"] for r in await conn.fetch("select key, id from scopes")}
-    agent_tokens = {
-        a: await issue_actor_token(conn, "northwind", "agent", a) for a in ("scout", "atlas")
-    }
+    agent_tokens = {a: await issue_actor_token(conn, workspace, "agent", a) for a in agents}
     eligible_of: dict[tuple[str, str, str], list[Doc]] = {}
     outcomes: list[Outcome] = []
     async with graphql(dsn) as gql:
@@ -472,7 +496,7 @@ def missed(outcomes: list[Outcome]) -> list[dict[str, Any]]:
 
 def render(table: dict[str, dict[str, dict[str, Any]]]) -> str:
     lines = []
-    for split in ("heldout", "tuning", "all"):
+    for split in [s for s in ("heldout", "tuning", "sealed", "all") if s in table]:
         lines += [
             f"\n{split}: nDCG@10 / MRR@10 / Recall@10",
             f"{'kind':<11} {'n':>3}  "
@@ -493,6 +517,9 @@ def render(table: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--set", choices=sorted(SETS), default="dev", help="which evaluation set (default dev)"
+    )
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--check", action="store_true", help=f"fail below {EXPECTED.name}")
     parser.add_argument("--keep", action="store_true", help="keep the evaluation database")
@@ -507,6 +534,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     dsn = resolve_database_url(Settings())
+    folder = SETS[args.set]
+    sealed = args.set == "sealed"
+    if (args.ablate or args.tune) and sealed:
+        parser.error("the sealed set is never tuned on: --tune and --ablate take the dev set")
     if args.ablate:
         asyncio.run(run(dsn, args.keep, ablate=True))
         return
@@ -515,16 +546,21 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(run(dsn, args.keep, tune=True, only=only))
         return
     started = time.perf_counter()
-    outcomes = asyncio.run(run(dsn, args.keep))
+    outcomes = asyncio.run(run(dsn, args.keep, folder=folder))
     table = summarize(outcomes)
     leaks = [(o.query["id"], k) for o in outcomes for k in o.ineligible_hits]
-    result = {
+    result: dict[str, Any] = {
+        "set": args.set,
         "queries": len(outcomes),
         "scored": sum(1 for o in outcomes if o.eligible_grades),
-        "ineligible_hits": leaks,
+        # The sealed set's leaks are counted, not named (they would show its queries).
+        "ineligible_hits": len(leaks) if sealed else leaks,
         "table": table,
-        "missed": missed(outcomes),
-        "per_query": [
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    if not sealed:
+        result["missed"] = missed(outcomes)
+        result["per_query"] = [
             {
                 "id": o.query["id"],
                 "split": o.query["split"],
@@ -533,25 +569,25 @@ def main(argv: list[str] | None = None) -> None:
             }
             for o in outcomes
             if o.eligible_grades
-        ],
-        "seconds": round(time.perf_counter() - started, 1),
-    }
+        ]
     print(render(table))
     print(f"\n{result['scored']} of {result['queries']} queries scored, {result['seconds']} s")
     if args.out:
         args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     failed = False
     if leaks:
-        print(f"FAIL: historySearch showed messages its turn may not see: {leaks}", file=sys.stderr)
+        shown = len(leaks) if sealed else leaks
+        print(f"FAIL: historySearch showed messages its turn may not see: {shown}", file=sys.stderr)
         failed = True
     if args.check:
-        expected = json.loads(EXPECTED.read_text())["heldout_ndcg@10"]
-        got = table["heldout"]["all"]["recall"]["ndcg@10"]
+        split = "sealed" if sealed else "heldout"
+        expected = json.loads(EXPECTED.read_text())[f"{split}_ndcg@10"]
+        got = table[split]["all"]["recall"]["ndcg@10"]
         if got < expected - TOLERANCE:
-            print(f"FAIL: held-out nDCG@10 {got} < committed {expected}", file=sys.stderr)
+            print(f"FAIL: {split} nDCG@10 {got} < committed {expected}", file=sys.stderr)
             failed = True
         else:
-            print(f"held-out nDCG@10 {got} >= committed {expected}")
+            print(f"{split} nDCG@10 {got} >= committed {expected}")
     sys.exit(1 if failed else 0)
 
 

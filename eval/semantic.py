@@ -120,7 +120,9 @@ async def experiment(
     vectors = model.embed([r["body"] for r in rows])
     embed_docs_s = time.perf_counter() - started
     index = {r["key"]: i for i, r in enumerate(rows)}
-    outcomes = await _queries(conn, dsn, queries, baselines=True, first=LEXICAL_FIRST)
+    outcomes = await _queries(
+        conn, dsn, queries, "northwind", ["scout", "atlas"], baselines=True, first=LEXICAL_FIRST
+    )
     query_ms: list[float] = []
     per: list[tuple[Outcome, list[str], list[float], list[tuple[str, float]]]] = []
     for o in outcomes:
