@@ -11,39 +11,8 @@
 -- recall.term_stats = 'deferred' around their statement, which these triggers then skip, and
 -- add up the statement's documents themselves: one upsert per distinct lexeme. Every other
 -- write (an edit, a single document) still counts through the triggers.
-do $$
-begin
-    execute 'drop trigger search_documents_count_insert on search_documents';
-    execute 'drop trigger search_documents_count_delete on search_documents';
-    execute 'drop trigger search_documents_count_update on search_documents';
-    execute $t$
-        create trigger search_documents_count_insert
-            after insert on search_documents
-            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
-                               and current_setting('recall.term_stats', true)
-                                   is distinct from 'deferred')
-            execute function recall_count_inserted_document()
-    $t$;
-    execute $t$
-        create trigger search_documents_count_delete
-            after delete on search_documents
-            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
-                               and current_setting('recall.term_stats', true)
-                                   is distinct from 'deferred')
-            execute function recall_count_deleted_document()
-    $t$;
-    execute $t$
-        create trigger search_documents_count_update
-            after update of tsv on search_documents
-            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
-                               and current_setting('recall.term_stats', true)
-                                   is distinct from 'deferred'
-                               and old.tsv is distinct from new.tsv)
-            execute function recall_count_updated_document()
-    $t$;
-end
-$$;
-
+-- The function first: on Citus its replacement is propagated to the workers, which it may not
+-- be after the trigger commands ran on the shards in parallel in this transaction.
 -- The document vector of a body's first 100,000 characters (docs/fixtures.md, Long bodies).
 -- PostgreSQL keeps word positions only up to 16,383 (about 100,000 characters of prose; later
 -- words all share the last position) and refuses a vector over 1 MB, which a body of a few MB
@@ -75,5 +44,38 @@ begin
             ''::tsvector);
     end if;
     return v;
+end
+$$;
+
+do $$
+begin
+    execute 'drop trigger search_documents_count_insert on search_documents';
+    execute 'drop trigger search_documents_count_delete on search_documents';
+    execute 'drop trigger search_documents_count_update on search_documents';
+    execute $t$
+        create trigger search_documents_count_insert
+            after insert on search_documents
+            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
+                               and current_setting('recall.term_stats', true)
+                                   is distinct from 'deferred')
+            execute function recall_count_inserted_document()
+    $t$;
+    execute $t$
+        create trigger search_documents_count_delete
+            after delete on search_documents
+            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
+                               and current_setting('recall.term_stats', true)
+                                   is distinct from 'deferred')
+            execute function recall_count_deleted_document()
+    $t$;
+    execute $t$
+        create trigger search_documents_count_update
+            after update of tsv on search_documents
+            for each row when (current_setting('recall.bulk_import', true) is distinct from 'on'
+                               and current_setting('recall.term_stats', true)
+                                   is distinct from 'deferred'
+                               and old.tsv is distinct from new.tsv)
+            execute function recall_count_updated_document()
+    $t$;
 end
 $$;
