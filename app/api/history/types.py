@@ -40,7 +40,7 @@ class HistorySearchStatus(Enum):
     OK = strawberry.enum_value("OK", description="The search ran; its hits are on the page.")
     BUDGET_EXHAUSTED = strawberry.enum_value(
         "BUDGET_EXHAUSTED",
-        description="The turn's evidence ledger is full (400 messages): the page is empty and "
+        description=f"The turn's evidence ledger is full ({CEILING} messages): the page is empty and "
         "further searches of this turn show nothing. Reply with what you have.",
     )
 
