@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 
 import asyncpg
 
@@ -43,6 +44,9 @@ PLANNER_SETTINGS = {
     # plan, which cannot see how selective a search's terms are (a rare term wants the GIN
     # index, a common one the recency index). Recall's statements are cheap to plan.
     "plan_cache_mode": "force_custom_plan",
+    # A request's work is bounded (windows, budgets, pages): starting parallel workers costs
+    # more than they save, and takes cores from the requests running beside it.
+    "max_parallel_workers_per_gather": "0",
     # JIT compiles a statement whose estimated cost passes jit_above_cost. Recall's are index
     # lookups over bounded windows, but the estimates of the eligibility fragments (the lineage
     # walk's subplans) run into the hundreds of thousands, so PostgreSQL compiled nearly every
@@ -53,6 +57,17 @@ PLANNER_SETTINGS = {
 }
 
 
+# The same, planned once per connection: for the statements written so that one plan is right
+# for every value of their parameters (app.data.history_search chooses its access path from
+# the term statistics, in SQL). historySearch's statement took 7-12 ms to plan and a few to
+# run at 1M messages (docs/performance.md).
+GENERIC_PLANNER_SETTINGS = {**PLANNER_SETTINGS, "plan_cache_mode": "force_generic_plan"}
+
+
+# The longest statement text a connection keeps prepared (historySearch's is ~20 KB).
+MAX_CACHEABLE_STATEMENT = 256 * 1024
+
+
 async def create_pool(
     dsn: str,
     *,
@@ -60,6 +75,7 @@ async def create_pool(
     max_size: int = 10,
     statement_timeout_ms: int = 5000,
     connect_timeout: float = 2.0,
+    generic_plans: bool = False,
 ) -> asyncpg.Pool:
     pool = await asyncpg.create_pool(
         dsn,
@@ -67,6 +83,10 @@ async def create_pool(
         max_size=max_size,
         init=_init_connection,
         reset=_keep_session,
+        # asyncpg keeps a connection's prepared statements only up to 15 KiB of text by
+        # default; a search statement is larger, and was parsed (and, on the generic pool,
+        # planned) again on every call.
+        max_cacheable_statement_size=MAX_CACHEABLE_STATEMENT,
         # A connection's handshake, bounded: a database that is down or frozen must not hold
         # a request (or /readyz) for a minute.
         timeout=connect_timeout,
@@ -74,7 +94,7 @@ async def create_pool(
         # statements, so asyncpg stops waiting a little after PostgreSQL would have.
         command_timeout=statement_timeout_ms / 1000 + 1,
         server_settings={
-            **PLANNER_SETTINGS,
+            **(GENERIC_PLANNER_SETTINGS if generic_plans else PLANNER_SETTINGS),
             # No request may hold the database longer than this, whatever it asks for.
             "statement_timeout": str(statement_timeout_ms),
             "idle_in_transaction_session_timeout": str(statement_timeout_ms * 2),
@@ -88,3 +108,21 @@ async def connect(dsn: str, *, server_settings: dict[str, str] | None = None) ->
     conn = await asyncpg.connect(dsn, server_settings=server_settings)
     await _init_connection(conn)
     return conn
+
+
+@dataclass(frozen=True, slots=True)
+class Pools:
+    """The process's two pools: `custom` plans every statement for its parameters (most of
+    Recall's: a search's access path is picked from its terms' selectivity); `generic` plans a
+    statement once per connection, for the few written so that one plan is right for every
+    value of their parameters (historySearch's: app.data.session.Session.fetch_planned_once)."""
+
+    custom: asyncpg.Pool
+    generic: asyncpg.Pool
+
+    def named(self) -> dict[str, asyncpg.Pool]:
+        return {"custom": self.custom, "generic": self.generic}
+
+    async def close(self) -> None:
+        await self.custom.close()
+        await self.generic.close()

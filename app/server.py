@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import scalars
 from app.api.view import RecallGraphQL
-from app.db import create_pool
+from app.db import Pools, create_pool
 from app.errors import RecallError
 from app.migrate import pending
 from app.observability import logging as recall_logging
@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 class State(TypedDict):
     """The lifespan's state: Starlette hands a copy to every request (request.state)."""
 
+    # The custom-planned pool (readiness, metrics) and both pools (requests: app.db.Pools).
     pool: asyncpg.Pool
+    pools: Pools
     keys: KeyRing
 
 
@@ -65,14 +67,21 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
-        pool = await create_pool(
-            dsn,
-            min_size=settings.pool_min_size,
-            max_size=settings.pool_max_size,
-            statement_timeout_ms=settings.statement_timeout_ms,
-            connect_timeout=settings.db_acquire_timeout,
+        pools = Pools(
+            *[
+                await create_pool(
+                    dsn,
+                    min_size=settings.pool_min_size,
+                    max_size=settings.pool_max_size,
+                    statement_timeout_ms=settings.statement_timeout_ms,
+                    connect_timeout=settings.db_acquire_timeout,
+                    generic_plans=generic,
+                )
+                for generic in (False, True)
+            ]
         )
-        metrics.watch_pool(pool)
+        pool = pools.custom
+        metrics.watch_pools(pools.named())
         master = settings.master_key
         keys = KeyRing(
             pool,
@@ -84,13 +93,13 @@ def create_app(
             await keys.keys()
         tasks = [asyncio.create_task(work()) for work in background]
         try:
-            yield {"pool": pool, "keys": keys}
+            yield {"pool": pool, "pools": pools, "keys": keys}
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            metrics.watch_pool(None)
-            await pool.close()
+            metrics.watch_pools({})
+            await pools.close()
 
     async def healthz(_request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})

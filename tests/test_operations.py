@@ -56,7 +56,8 @@ async def test_metrics_count_requests_by_operation_and_outcome(
     assert 'outcome="unauthenticated"' in text
     assert 'recall_request_duration_seconds_bucket{le="0.005",operation="query:viewer"}' in text
     assert "recall_sql_duration_seconds_count" in text
-    assert 'recall_pool_connections{state="max"} 10.0' in text
+    assert 'recall_pool_connections{pool="custom",state="max"} 10.0' in text
+    assert 'recall_pool_connections{pool="generic",state="max"} 10.0' in text
     assert "recall_pool_waiting" in text
     assert re.search(r'recall_search_ready\{workspace="acme"\} [01]\.0', text)
 

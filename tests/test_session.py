@@ -11,6 +11,7 @@ import pytest
 
 from app.data.session import Session
 from app.db import create_pool
+from app.errors import Timeout
 
 
 async def test_a_statement_of_another_field_never_runs_inside_a_transaction(
@@ -93,3 +94,52 @@ async def test_statements_outside_wait_and_then_run(
     finally:
         await session.close()
         await pool.close()
+
+
+async def test_a_statement_planned_once_runs_on_the_generic_pool_and_is_counted(dsn: str) -> None:
+    """fetch_planned_once: historySearch's statement is planned once per connection (its access
+    path is chosen in SQL), every other statement is planned for its parameters."""
+    # Two: a session keeps its connection until it closes, and `alone` below needs its own.
+    custom = await create_pool(dsn, min_size=1, max_size=2)
+    generic = await create_pool(dsn, min_size=1, max_size=1, generic_plans=True)
+    session = Session(custom, planned_once=generic)
+    try:
+        [row] = await session.fetch_planned_once(
+            "select current_setting('plan_cache_mode') as mode, $1::int as v", 7
+        )
+        assert (row["mode"], row["v"]) == ("force_generic_plan", 7)
+        assert await session.fetchval("select current_setting('plan_cache_mode')") == (
+            "force_custom_plan"
+        )
+        assert session.statements == 2 and session.database_seconds > 0
+        # Without a generic pool the statement runs on the session's own connection.
+        alone = Session(custom)
+        try:
+            [row] = await alone.fetch_planned_once("select current_setting('plan_cache_mode') m")
+            assert row["m"] == "force_custom_plan"
+        finally:
+            await alone.close()
+    finally:
+        await session.close()
+        await custom.close()
+        await generic.close()
+
+
+async def test_a_statement_planned_once_that_times_out_is_a_timeout_and_frees_its_connection(
+    dsn: str,
+) -> None:
+    custom = await create_pool(dsn, min_size=1, max_size=1)
+    generic = await create_pool(
+        dsn, min_size=1, max_size=1, generic_plans=True, statement_timeout_ms=100
+    )
+    session = Session(custom, planned_once=generic)
+    try:
+        with pytest.raises(Timeout):
+            await session.fetch_planned_once("select pg_sleep(2)")
+        # The connection it stopped is not handed on half-used: the next statement runs.
+        [row] = await asyncio.wait_for(session.fetch_planned_once("select 1 as one"), 5)
+        assert row["one"] == 1
+    finally:
+        await session.close()
+        await custom.close()
+        await generic.close()

@@ -17,7 +17,6 @@ import json
 import logging
 from typing import Any
 
-import asyncpg
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError
 from starlette.requests import Request
@@ -32,6 +31,7 @@ from app.api.loaders import Loaders
 from app.api.schema import schema
 from app.data.readers import reader_for_token
 from app.data.session import Session
+from app.db import Pools
 from app.errors import RecallError, ServiceUnavailable, Timeout
 from app.history.ledger import Ledger
 from app.observability.logging import log_graphql_error, note_request
@@ -95,12 +95,17 @@ class RecallGraphQL(GraphQL[Context, None]):
                 _error_body("request body too large", "BAD_USER_INPUT"), status_code=413
             )
 
-        # The lifespan's state (app.server): one pool per process.
-        pool: asyncpg.Pool = request.state.pool
-        db = Session(pool, acquire_timeout=self.settings.db_acquire_timeout)
+        # The lifespan's state (app.server): the process's pools (app.db.Pools).
+        token = _bearer_token(request)
+        pools: Pools = request.state.pools
+        db = Session(
+            pools.custom,
+            planned_once=pools.generic,
+            acquire_timeout=self.settings.db_acquire_timeout,
+        )
         try:
             try:
-                reader = await reader_for_token(db, _bearer_token(request))
+                reader = await reader_for_token(db, token)
                 keys = await request.state.keys.keys()
             except (ServiceUnavailable, Timeout) as e:
                 return JSONResponse(_error_body(e.message, e.code), status_code=503)

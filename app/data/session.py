@@ -53,8 +53,17 @@ _UNREACHABLE = (
 
 
 class Session:
-    def __init__(self, pool: asyncpg.Pool, *, acquire_timeout: float = 2.0) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        planned_once: asyncpg.Pool | None = None,
+        acquire_timeout: float = 2.0,
+    ) -> None:
         self._pool = pool
+        # The pool whose connections plan a statement once (app.db.Pools.generic); without
+        # one, fetch_planned_once runs on this session's own connection.
+        self._planned_once = planned_once
         self._acquire_timeout = acquire_timeout
         self._conn: _Conn | None = None
         self._lock = asyncio.Lock()
@@ -140,6 +149,41 @@ class Session:
     async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
         async with self._statement() as conn:
             return list(await conn.fetch(sql, *args))
+
+    async def fetch_planned_once(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        """A statement written so that one plan is right for every value of its parameters,
+        on a connection that plans it once (app.db.GENERIC_PLANNER_SETTINGS) rather than for
+        every call: a connection of its own, held for this statement only, outside any
+        transaction of this session (it reads committed rows, as a statement before the
+        transaction would). Counted and timed like any other."""
+        if self._planned_once is None:
+            return await self.fetch(sql, *args)
+        pool = self._planned_once
+        self.statements += 1
+        started = time.perf_counter()
+        try:
+            try:
+                with POOL_WAITING.track_inprogress():
+                    conn = await pool.acquire(timeout=self._acquire_timeout)
+            except (*_UNREACHABLE, asyncpg.PostgresConnectionError) as e:
+                raise ServiceUnavailable("the database is unavailable; try again shortly") from e
+            try:
+                return list(await conn.fetch(sql, *args))
+            except BaseException as e:
+                # A statement stopped half way (a timeout, a lost connection, a cancelled
+                # request): this connection is not handed to another request.
+                conn.terminate()
+                if isinstance(e, asyncpg.QueryCanceledError):
+                    raise Timeout("the request took too long and was stopped") from e
+                if isinstance(e, _UNREACHABLE):
+                    raise ServiceUnavailable(
+                        "the database is unavailable; try again shortly"
+                    ) from e
+                raise
+            finally:
+                await pool.release(conn)
+        finally:
+            self.database_seconds += time.perf_counter() - started
 
     async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
         async with self._statement() as conn:

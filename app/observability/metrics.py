@@ -154,24 +154,26 @@ def operation_label(document: str | None, operation_name: str | None) -> str:
 
 
 class _PoolCollector(Collector):
-    """Connections of the process's pool, read at scrape time."""
+    """Connections of the process's pools (app.db.Pools: custom, generic), read at scrape
+    time."""
 
     def __init__(self) -> None:
-        self.pool: asyncpg.Pool | None = None
+        self.pools: dict[str, asyncpg.Pool] = {}
 
     def collect(self) -> Iterable[Metric]:
-        pool = self.pool
-        if pool is None:
+        if not self.pools:
             return
-        size, idle = pool.get_size(), pool.get_idle_size()
         family = GaugeMetricFamily(
             "recall_pool_connections",
-            "Connections of the asyncpg pool, by state (in_use, idle, max)",
-            labels=["state"],
+            "Connections of the asyncpg pools, by pool (custom, generic) and state (in_use, "
+            "idle, max)",
+            labels=["pool", "state"],
         )
-        family.add_metric(["in_use"], size - idle)
-        family.add_metric(["idle"], idle)
-        family.add_metric(["max"], pool.get_max_size())
+        for name, pool in self.pools.items():
+            size, idle = pool.get_size(), pool.get_idle_size()
+            family.add_metric([name, "in_use"], size - idle)
+            family.add_metric([name, "idle"], idle)
+            family.add_metric([name, "max"], pool.get_max_size())
         yield family
 
 
@@ -179,8 +181,8 @@ _POOL = _PoolCollector()
 REGISTRY.register(_POOL)
 
 
-def watch_pool(pool: asyncpg.Pool | None) -> None:
-    _POOL.pool = pool
+def watch_pools(pools: dict[str, asyncpg.Pool]) -> None:
+    _POOL.pools = dict(pools)
 
 
 async def refresh_search_readiness(pool: asyncpg.Pool) -> None:
