@@ -739,6 +739,8 @@ ALTER TABLE ONLY public.workspaces
 ALTER TABLE ONLY public.workspaces
     ADD CONSTRAINT workspaces_pkey PRIMARY KEY (id);
 
+CREATE INDEX actors_agent_names ON public.actors USING btree (workspace_id, lower(name)) WHERE (kind = 'agent'::text);
+
 CREATE INDEX actors_name ON public.actors USING btree (workspace_id, name);
 
 CREATE INDEX actors_owner ON public.actors USING btree (workspace_id, owner_id) WHERE (owner_id IS NOT NULL);

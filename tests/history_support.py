@@ -29,7 +29,7 @@ query($q: String!, $first: Int, $after: String, $speaker: Speaker, $since: DateT
     status messageIds count
     edges { cursor node {
       message { id key } where channel thisConversation when ago speaker text
-      before { key } after { key } score why { name value } } }
+      before { key } after { key } match score why { name value } } }
     pageInfo { hasNextPage endCursor }
   }
 }
@@ -58,7 +58,8 @@ def history_acme() -> dict[str, Any]:
 
 
 def bulk_channel(fixture: dict[str, Any], count: int) -> dict[str, Any]:
-    """A public channel `bulk` (alice, bob, helper) with `count` matching messages."""
+    """A public channel `bulk` (alice, bob, helper) with `count` matching messages, in batches
+    of 50 (`batch0`, `batch1`, ...: words rare enough that every match of each is examined)."""
     fixture["scopes"].append(
         {"key": "bulk", "kind": "channel", "visibility": "public", "name": "bulk",
          "members": ["alice", "bob", "helper"]}
@@ -71,7 +72,7 @@ def bulk_channel(fixture: dict[str, Any], count: int) -> dict[str, Any]:
                 "scope": "bulk",
                 "author": "alice" if i % 2 else "bob",
                 "at": (start + timedelta(minutes=i)).isoformat().replace("+00:00", "Z"),
-                "body": f"Acme bulk update number {i}",
+                "body": f"Acme bulk update number {i} in batch{i // 50}",
             }
         )
     return fixture
@@ -178,4 +179,4 @@ def hit_row(pk: int, **labels: object) -> HitRow:
         "people": (),
     }
     fields.update(labels)
-    return HitRow(message_row(pk), (("lexical", 0.1),), 0.1, False, **fields)  # type: ignore[arg-type]
+    return HitRow(message_row(pk), "WORDS", 1, (("lexical", 0.1),), 0.1, False, **fields)  # type: ignore[arg-type]

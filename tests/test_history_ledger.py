@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from app.api.ids import decode_id
-from app.data.history_neighbors import Neighbors
+from app.data.history_search import Neighbors
 from app.history.ledger import CEILING, Ledger
 from tests.client import GraphQLClient
 from tests.history_support import (
@@ -46,8 +46,9 @@ async def test_message_ids_are_every_shown_message_and_join_the_evidence(
     token = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     result = await search(client, token, "Sam one says hello", first=2)
     shown = await keys_of(db, result["messageIds"])
-    # Result order: each hit's exchange as it reads, deduplicated across hits.
-    assert shown[:5] == ["g1", "g2", "g6", "g7", "g8"]
+    # Result order: each hit's exchange as it reads, each message once: g7, the next hit, is
+    # not also shown as g6's neighbor, so g6's `after` is g8 and g7 comes as its own hit.
+    assert shown[:5] == ["g1", "g2", "g6", "g8", "g7"]
     assert len(shown) == len(set(shown)) and set(shown) == shown_keys(result)
     evidence = (await client.gql(EVIDENCE, token=token))["viewer"]["turn"]["evidence"]
     assert sorted(m["key"] for m in evidence) == sorted(shown)
@@ -83,14 +84,17 @@ async def test_large_first_near_the_caps_never_makes_a_reply_undeliverable(
     token = await start_turn(client, db, issue_token, scope="bulk", requester="alice", window=100)
     statuses: list[str] = []
     counts: list[int] = []
-    after = None
-    for _ in range(200):
-        result = await search(client, token, "Acme bulk update", first=20, after=after)
-        statuses.append(result["status"])
-        counts.append(result["count"])
-        if result["status"] == "BUDGET_EXHAUSTED":
-            break
-        after = result["pageInfo"]["endCursor"]
+    # Page after page, batch after batch (a search examines a bounded window of matches: a
+    # batch's 50 are each found by its own rare word), until the ledger says it is full.
+    for batch in range(14):
+        after = None
+        while statuses[-1:] != ["BUDGET_EXHAUSTED"]:
+            result = await search(client, token, f"bulk batch{batch}", first=20, after=after)
+            statuses.append(result["status"])
+            counts.append(result["count"])
+            if not result["pageInfo"]["hasNextPage"]:
+                break
+            after = result["pageInfo"]["endCursor"]
     evidence = await db.fetchval("select count(*) from turn_evidence")
     # The page shrank as the ledger filled, stopped exactly at the ceiling, then said so.
     assert evidence == 400
@@ -123,10 +127,13 @@ async def test_concurrent_searches_of_one_turn_never_overrun_the_ceiling(
     audited, and everything any of them showed is evidence."""
     await load_history_personas(db, bulk=700)
     token = await start_turn(client, db, issue_token, scope="bulk", requester="alice", window=100)
-    after = None
-    while await db.fetchval("select count(*) from turn_evidence") < CEILING - 12:
-        page = await search(client, token, "Acme bulk update", first=5, after=after)
-        after = page["pageInfo"]["endCursor"]
+    for batch in range(14):  # as above: a batch's matches each, a page of 5 at a time
+        after = None
+        while await db.fetchval("select count(*) from turn_evidence") < CEILING - 12:
+            page = await search(client, token, f"bulk batch{batch}", first=5, after=after)
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = page["pageInfo"]["endCursor"]
     audits = await db.fetchval("select count(*) from search_audit")
     before = await db.fetchval("select count(*) from turn_evidence")
     # Eight messages not shown yet, far enough apart that their neighbors differ too: each

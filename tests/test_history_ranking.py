@@ -31,12 +31,12 @@ async def test_more_words_closer_together_rank_higher_and_why_sums_to_score(
         node = edge["node"]
         names = [c["name"] for c in node["why"]]
         assert names == [
-            "lexical", "proximity", "supersedes", "asks", "recency", "requester_spoke",
-            "same_conversation",
+            "lexical", "context", "supersedes", "asks", "recency", "same_conversation",
         ]  # fmt: skip
         assert sum(c["value"] for c in node["why"]) == pytest.approx(node["score"], abs=1e-12)
-    scores = [e["node"]["score"] for e in result["edges"]]
-    assert scores == sorted(scores, reverse=True)
+    tiers = {"EXACT": 2, "WORDS": 1, "CONTEXT": 0}
+    order = [(tiers[e["node"]["match"]], e["node"]["score"]) for e in result["edges"]]
+    assert order == sorted(order, reverse=True)
 
 
 async def test_query_words_are_ored(

@@ -59,11 +59,8 @@ async def test_public_channel_the_requester_never_joined_is_found(
 ) -> None:
     token = await start_turn(client, db, issue_token, scope="dm-carol", requester="carol")
     result = await search(client, token, "Friday migration")
+    # Carol never wrote in #general, yet it is found.
     assert {"g1", "g2"} <= set(hit_keys(result))
-    # Carol never wrote in #general: no requester_spoke boost, yet found.
-    for edge in result["edges"]:
-        why = {c["name"]: c["value"] for c in edge["node"]["why"]}
-        assert why["requester_spoke"] == 0
 
 
 async def test_dm_never_surfaces_in_a_public_channel_even_for_its_participant(

@@ -63,14 +63,17 @@ async def turn(client: GraphQLClient, db: asyncpg.Connection, issue_token: Any) 
     return await start_turn(client, db, issue_token, scope="incidents", requester="bob")
 
 
-async def test_an_error_code_pulls_in_the_cause_discussed_around_it(
+async def test_an_error_code_finds_the_report_with_the_cause_discussed_after_it(
     client: GraphQLClient, turn: str
 ) -> None:
     result = await search(client, turn, "ERR_PAYMENT_DECLINED", first=5)
     keys = hit_keys(result)
-    # The reply in the quote's thread that never names the code (what followed the report: the
-    # cause, the fix) ranks with the quote, just above it (FOLLOW_UP_SHARE).
-    assert keys[:2] == ["cause", "root"]
+    # The message quoting the code verbatim comes first; the reply in its thread that never
+    # names the code (what followed the report: the cause, the fix) reaches the agent right
+    # after it, as its neighbor, and ranks as a hit only below every match.
+    assert keys[0] == "root" and result["edges"][0]["node"]["match"] == "EXACT"
+    assert "cause" in [m["key"] for m in result["edges"][0]["node"]["after"]]
+    assert "cause" not in keys
     # Pulled-in messages pass eligibility like any match: no evidence, never shown.
     assert "hidden" not in shown_keys(result)
     for edge in result["edges"]:

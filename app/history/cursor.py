@@ -1,7 +1,7 @@
 """historySearch cursors: a position in the ranked order (app.history.ranking), bound to one
 search.
 
-A cursor seals (app.search.opaque) the last hit's (score, id) and a digest binding it to the
+A cursor seals (app.search.opaque) the last hit's (tier, score, id) and a digest binding it to the
 turn and the normalized query, speaker and time bounds; the turn is its associated data too.
 Even a forged position could only move within the same authorized ranking, never widen it;
 sealed, it cannot be forged or read at all.
@@ -20,6 +20,7 @@ from app.search.opaque import Sealer
 
 @dataclass(frozen=True, slots=True)
 class Position:
+    tier: int
     score: float
     message_id: int
 
@@ -46,7 +47,12 @@ def binding(
 
 def encode_cursor(position: Position, bound_to: str, sealer: Sealer, reader: str) -> str:
     # float.hex() round-trips exactly, so the next page resumes at precisely this score.
-    payload = {"s": position.score.hex(), "i": position.message_id, "b": bound_to}
+    payload = {
+        "t": position.tier,
+        "s": position.score.hex(),
+        "i": position.message_id,
+        "b": bound_to,
+    }
     return sealer.seal(payload, reader)
 
 
@@ -55,6 +61,7 @@ def decode_cursor(cursor: str, bound_to: str, sealer: Sealer, reader: str) -> Po
     another search."""
     data = sealer.open(cursor, reader)
     try:
+        tier = data["t"]
         score = float.fromhex(data["s"])
         message_id = data["i"]
         bound = data["b"]
@@ -62,6 +69,8 @@ def decode_cursor(cursor: str, bound_to: str, sealer: Sealer, reader: str) -> Po
         raise InvalidCursor("cursor is not valid for this search") from None
     if bound != bound_to or not isinstance(message_id, int) or not 0 < message_id < 2**63:
         raise InvalidCursor("cursor is not valid for this search")
+    if not isinstance(tier, int) or not 0 <= tier <= 2:
+        raise InvalidCursor("cursor is not valid for this search")
     if score != score:  # NaN compares unequal to every score: no position at all
         raise InvalidCursor("cursor is not valid for this search")
-    return Position(score, message_id)
+    return Position(tier, score, message_id)

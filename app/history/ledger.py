@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
-from app.data.history_neighbors import Neighbors
-from app.data.history_search import HitRow
+from app.data.history_search import HitRow, Neighbors
 from app.data.rows import MessageRow
 
 CEILING = 400
@@ -62,10 +61,15 @@ class Ledger:
     def fit(self, hits: Sequence[HitRow], neighbors: Sequence[Neighbors]) -> list[Shown]:
         """The hits and neighbors that fit the remaining room, in order. Messages already in
         the ledger cost nothing. Only when the room is smaller than one full hit (fewer than
-        five) does anything drop: the farthest neighbors first, then later hits."""
+        five) does anything drop: the farthest neighbors first, then later hits.
+
+        A page shows each message once (prompt tokens are the agent's scarcest budget): a
+        neighbor that is a hit of the same page is left to be shown as that hit, and one that
+        is already another hit's neighbor is not shown again."""
         taken: set[int] = set()
         room = self.room
         shown: list[Shown] = []
+        on_page = {hit.message.id for hit in hits}
 
         def take(message_id: int) -> bool:
             nonlocal room
@@ -83,7 +87,9 @@ class Ledger:
             # Closest first: the line just before, the line just after, then the next ones.
             pairs = zip_longest(reversed(around.before), around.after)
             closest = [m for pair in pairs for m in pair if m is not None]
-            kept = {m.id for m in closest if take(m.id)}
+            fresh = [m for m in closest if m.id not in on_page]
+            on_page.update(m.id for m in fresh)
+            kept = {m.id for m in fresh if take(m.id)}
             shown.append(
                 Shown(
                     hit,

@@ -24,8 +24,8 @@ from datetime import datetime
 from app import access
 from app.data import turns
 from app.data.audit import SearchAudit, query_digest
-from app.data.history_neighbors import Neighbors
 from app.data.history_search import (
+    Neighbors,
     PageRequest,
     RankInputs,
     SearchFilters,
@@ -37,6 +37,7 @@ from app.data.session import Session
 from app.errors import BadUserInput, Forbidden, ServiceUnavailable
 from app.history import presentation, ranking
 from app.history.cursor import Position, binding, decode_cursor, encode_cursor
+from app.history.exact import exact_tests
 from app.history.ledger import Ledger, Shown, shown_ids
 from app.search.keys import Keys
 from app.search.query import parse_query, utc_bound
@@ -114,30 +115,16 @@ async def history_search(
         raise Forbidden("this turn is gone")
 
     author = {"REQUESTER": turn.requester_id, "YOU": agent_id}.get(request.speaker)
+    exact = exact_tests(parsed)
     filters = SearchFilters(
         agent_id, ledger.turn_id, turn.trigger_message_id, turn.conversations, parsed.include,
-        parsed.exclude, author, since, until,
+        parsed.exclude, author, since, until, exact.whole, exact.verbatim,
     )  # fmt: skip
-    rank = RankInputs(
-        turn.created_at,
-        turn.requester_id,
-        turn.conversation_id,
-        ranking.RECENCY_WEIGHT,
-        ranking.RECENCY_DAYS,
-        ranking.REQUESTER_SPOKE_WEIGHT,
-        ranking.SAME_CONVERSATION_WEIGHT,
-        ranking.K1,
-        ranking.B,
-        ranking.PROXIMITY_WEIGHT,
-        ranking.CONTEXT_SHARE,
-        ranking.CONTEXT_TOP,
-        ranking.FOLLOW_UP_SHARE,
-        ranking.SUPERSEDES_SHARE,
-        ranking.ASKS_WEIGHT,
-    )
-    position = (after.score, after.message_id) if after else None
+    weights = ranking.weights()
+    rank = RankInputs(turn.created_at, turn.conversation_id, weights)
+    position = (after.tier, after.score, after.message_id) if after else None
     # The largest page the request allows, and one more; the ledger's room cuts it below.
-    page = PageRequest(position, request.first + 1, ranking.WINDOW, bound_to)
+    page = PageRequest(position, request.first + 1, bound_to)
     digest = query_digest(keys.master_key, parsed.normalized)
     audit_destination = destination.describe()
 
@@ -199,7 +186,8 @@ async def history_search(
                 "below_cutoff": max(counts["eligible"] - len(shown), 0),
                 # Not rules: how many matches the counts cover, and the ceiling on that number.
                 "examined": found.examined,
-                "window": ranking.WINDOW,
+                "window": weights.window,
+                "complete": found.complete,
             },
             weights=(bound_to, found.new_weights) if found.new_weights is not None else None,
         )
@@ -235,7 +223,7 @@ def _view(
     hit = shown.hit
     return HitView(
         shown=shown,
-        cursor=cursor(Position(hit.score, hit.message.id)),
+        cursor=cursor(Position(hit.tier, hit.score, hit.message.id)),
         where=presentation.where_label(hit),
         channel=presentation.channel_name(hit),
         this_conversation=hit.same_conversation,

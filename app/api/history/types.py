@@ -49,20 +49,30 @@ class HistorySearchStatus(Enum):
 class ScoreComponent:
     name: str = strawberry.field(
         description=(
-            "`lexical`, `proximity`, `supersedes`, `asks`, `recency`, `requester_spoke` or"
-            " `same_conversation`."
+            "`lexical`, `context`, `supersedes`, `asks`, `recency` or `same_conversation`"
+            " (docs/relevance.md says what each measures)."
         )
     )
-    value: float = strawberry.field(
-        description=(
-            "Its contribution to the score: 0 or more, except `asks` (0 or less: a question or"
-            " a request to an agent)."
-        )
-    )
+    value: float = strawberry.field(description="Its contribution to the score: 0 or more.")
 
 
 def _doc(text: str) -> Any:
     return strawberry.field(description=text)
+
+
+@strawberry.enum(description="What a hit matched; hits are ordered by it, then by score.")
+class HistoryMatch(Enum):
+    EXACT = strawberry.enum_value(
+        "EXACT",
+        description="The message holds the query verbatim: all of it (several words), or "
+        "every identifier and phrase of it.",
+    )
+    WORDS = strawberry.enum_value("WORDS", description="The message holds some of its words.")
+    CONTEXT = strawberry.enum_value(
+        "CONTEXT",
+        description="None of its words: the conversation around one of the best matches. "
+        "Ranked below every match, and only when the matches are few.",
+    )
 
 
 @strawberry.type(description="A message found by historySearch, with the exchange around it.")
@@ -78,9 +88,15 @@ class HistoryHit:
     before: list[Message] = sized(
         "Up to two eligible messages just before, oldest first.", Fixed(2)
     )
-    after: list[Message] = sized("Up to two eligible messages just after, oldest first.", Fixed(2))
+    after: list[Message] = sized(
+        "Up to two eligible messages just after, oldest first: the next in its conversation, "
+        "or, when it starts a thread, the thread's first replies.",
+        Fixed(2),
+    )
+    match: HistoryMatch = _doc("What it matched: hits are ordered by this first.")
     score: float = _doc(
-        "Relevance; higher is better. Hits are ordered by it. Comparable within one search only."
+        "Relevance within its `match`; higher is better. Hits are ordered by `match`, then by "
+        "score. Comparable within one search only."
     )
     why: list[ScoreComponent] = sized("The ranking features; they sum to `score`.", PER_ITEM)
 
@@ -107,6 +123,7 @@ class HistoryHitEdge:
             text=view.text,
             before=[Message.of(m) for m in view.shown.before],
             after=[Message.of(m) for m in view.shown.after],
+            match=HistoryMatch(hit.match),
             score=hit.score,
             why=[ScoreComponent(name=n, value=v) for n, v in hit.components],
         )
@@ -218,7 +235,8 @@ class SearchAudit:
                 lineage=x["lineage"],
                 below_cutoff=x["below_cutoff"],
                 examined=x["examined"],
-                complete=x["examined"] < x["window"],
+                # Audit rows before the window had two parts said it by the count alone.
+                complete=bool(x.get("complete", x["examined"] < x["window"])),
             ),
             created_at=row.created_at,
         )

@@ -1,7 +1,8 @@
 """The neighbors of historySearch hits: the exchange around each hit, eligible lines only.
 
 Read with the hits, in historySearch's own statement (app.data.history_search), with the same
-eligibility and perspective fragments as the hits themselves.
+eligibility fragments as the hits themselves. A neighbor is in its hit's scope, which passed the
+agent's perspective for the hit, so perspective is not decided again per neighbor.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.data.eligibility import ALLOWED_FROM_CTE, eligible, in_perspective
+from app.data.eligibility import ALLOWED_FROM_CTE, eligible
 from app.data.messages import MESSAGE_COLUMNS
 from app.data.rows import MessageRow
 
@@ -25,30 +26,35 @@ class Neighbors:
     after: tuple[MessageRow, ...]
 
 
-def neighbors_of(hit: str, agent: str, *, complete: bool = False) -> str:
-    """A JSON array of [side, message columns...] arrays: up to EACH eligible messages on either
-    side of the hit `hit` (an alias with scope_id and seq) in its scope, in seq order, for the
-    agent `agent`. The statement defines the allowed_audiences CTE. The eligibility and
-    perspective conjuncts sit inside the LIMITed subqueries, so an ineligible neighbor is
-    skipped and the next eligible one is taken: never shown, never counted.
+def neighbors_of(hit: str, *, complete: bool = False) -> str:
+    """A JSON array of [side, message columns...] arrays: up to EACH eligible messages before the
+    hit `hit` (an alias with id, scope_id, seq and thread_id) in its scope, and up to EACH
+    after it — in its scope, or, when it roots a thread (`thread_id`), the thread's first
+    replies: what followed a report or a question is its thread (the cause, the fix, the
+    answer), usually in other words. In seq order. The statement defines the
+    allowed_audiences CTE. The eligibility conjuncts sit inside the LIMITed subqueries, so an
+    ineligible neighbor is skipped and the next eligible one is taken: never shown, never
+    counted. A thread's perspective is its parent's, the hit's own scope.
 
     JSON rather than an array of anonymous records: on Citus the shard's result reaches the
     coordinator as text, and PostgreSQL cannot read an anonymous record back from text ("input
     of anonymous composite types is not implemented"). `complete` as for
     eligibility.lineage_allows."""
-    where = (
-        f"m.workspace_id = $1 and m.scope_id = {hit}.scope_id"
-        f" and {eligible('m', ALLOWED_FROM_CTE, complete=complete)}"
-        f" and {in_perspective('m.scope_id', agent)}"
+    eligible_row = eligible("m", ALLOWED_FROM_CTE, complete=complete)
+    before = f"m.workspace_id = $1 and m.scope_id = {hit}.scope_id and m.seq < {hit}.seq"
+    after = (
+        f"m.workspace_id = $1 and m.scope_id = coalesce({hit}.thread_id, {hit}.scope_id)"
+        f" and m.seq > case when {hit}.thread_id is null then {hit}.seq else -1 end"
     )
     return f"""(
         select coalesce(jsonb_agg(jsonb_build_array(n.side, n.id, n.key, n.scope_id, n.seq,
-                   n.global_seq, n.author_id, n.body, n.created_at) order by n.seq), '[]')
+                   n.global_seq, n.author_id, n.body, n.created_at) order by n.side desc, n.seq),
+               '[]')
         from ((select 'before' as side, {MESSAGE_COLUMNS} from messages m
-               where {where} and m.seq < {hit}.seq order by m.seq desc limit {EACH})
+               where {before} and {eligible_row} order by m.seq desc limit {EACH})
               union all
               (select 'after' as side, {MESSAGE_COLUMNS} from messages m
-               where {where} and m.seq > {hit}.seq order by m.seq limit {EACH})) n)"""
+               where {after} and {eligible_row} order by m.seq limit {EACH})) n)"""
 
 
 def neighbors_from(records: Sequence[Sequence[Any]] | None) -> Neighbors:
