@@ -29,6 +29,16 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+async def _init_generic_connection(conn: asyncpg.Connection) -> None:
+    """A connection of the planned-once pool. On a Citus coordinator it plans each call after
+    all: Citus builds a distributed plan from the parameters' values, and a generic plan of a
+    statement that passes parameters to SQL functions is refused ("could not create
+    distributed plan"). The statement's text is the same; only where it is planned differs."""
+    await _init_connection(conn)
+    if await conn.fetchval("select exists (select 1 from pg_extension where extname = 'citus')"):
+        await conn.execute("set plan_cache_mode = force_custom_plan")
+
+
 async def _keep_session(conn: asyncpg.Connection) -> None:
     """Returning a connection to the pool: asyncpg still rolls back an open transaction first;
     its default reset also runs `RESET ALL; UNLISTEN *; pg_advisory_unlock_all(); CLOSE ALL`,
@@ -81,7 +91,7 @@ async def create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
-        init=_init_connection,
+        init=_init_generic_connection if generic_plans else _init_connection,
         reset=_keep_session,
         # asyncpg keeps a connection's prepared statements only up to 15 KiB of text by
         # default; a search statement is larger, and was parsed (and, on the generic pool,
