@@ -250,15 +250,14 @@ async def run(
 GRID: dict[str, list[float]] = {
     "K1": [0.9, 1.2, 2.0],
     "B": [0.0, 0.1, 0.2, 0.3, 0.5],
-    "PROXIMITY_WEIGHT": [0.0, 1.0, 2.0, 4.0, 8.0],
     "CONTEXT_SHARE": [0.0, 0.5, 0.6, 0.7, 0.8, 0.9],
-    "CONTEXT_TOP": [0, 1, 2, 3, 5],
-    "FOLLOW_UP_SHARE": [0.4, 0.7, 0.9, 1.0, 1.05, 1.1],
+    "CONTEXT_SOURCES": [0, 1, 2, 3, 5],
+    "FOLLOW_UP_SHARE": [0.0, 0.4, 0.7, 0.9, 1.0, 1.05, 1.1],
+    "CONTEXT_FILL": [0, 10, 30, 100],
     "SUPERSEDES_SHARE": [0.0, 0.5, 0.8, 1.0, 1.05, 1.2],
     "ASKS_WEIGHT": [0.0, 0.05, 0.1, 0.2, 0.3],
     "RECENCY_WEIGHT": [0.0, 0.02, 0.05, 0.1, 0.2],
     "RECENCY_DAYS": [7.0, 30.0, 90.0],
-    "REQUESTER_SPOKE_WEIGHT": [0.0, 0.01, 0.03, 0.1],
     "SAME_CONVERSATION_WEIGHT": [0.0, 0.01, 0.02, 0.05, 0.1],
 }
 
@@ -266,19 +265,21 @@ GRID: dict[str, list[float]] = {
 # What each signal buys (--ablate): the committed ranking with one signal taken out.
 ABLATIONS: list[tuple[str, dict[str, float]]] = [
     ("committed", {}),
-    ("no context (CONTEXT_SHARE 0, FOLLOW_UP_SHARE 0)", {"CONTEXT_SHARE": 0.0, "FOLLOW_UP_SHARE": 0.0}),
+    ("no exact tier", {"exact": 0}),
+    ("no context at all (CONTEXT_SHARE 0, FOLLOW_UP_SHARE 0)", {"CONTEXT_SHARE": 0.0, "FOLLOW_UP_SHARE": 0.0}),
+    ("no context rows below the matches (CONTEXT_FILL 0)", {"CONTEXT_FILL": 0}),
     ("follow-ups not above their match (FOLLOW_UP_SHARE = CONTEXT_SHARE 0.6)", {"FOLLOW_UP_SHARE": 0.6}),
-    ("follow-ups as before (FOLLOW_UP_SHARE = CONTEXT_SHARE 0.4)", {"FOLLOW_UP_SHARE": 0.4, "CONTEXT_SHARE": 0.4}),
-    ("context of identifier matches only (CONTEXT_TOP 0)", {"CONTEXT_TOP": 0}),
     ("no supersession (SUPERSEDES_SHARE 0)", {"SUPERSEDES_SHARE": 0.0}),
     ("no question / request demotion (ASKS_WEIGHT 0)", {"ASKS_WEIGHT": 0.0}),
     ("length normalisation on (B 0.5)", {"B": 0.5}),
-    ("no proximity (PROXIMITY_WEIGHT 0)", {"PROXIMITY_WEIGHT": 0.0}),
-    ("no IDF (every matched lexeme weighs 1)", {"idf": 0}),
-    ("no boosts (recency, requester, same conversation 0)",
-     {"RECENCY_WEIGHT": 0.0, "REQUESTER_SPOKE_WEIGHT": 0.0, "SAME_CONVERSATION_WEIGHT": 0.0}),
-    ("no identifier expansion in the query", {"identifiers": 0}),
+    ("no boosts (recency, same conversation 0)", {"RECENCY_WEIGHT": 0.0, "SAME_CONVERSATION_WEIGHT": 0.0}),
 ]  # fmt: skip
+
+
+def _no_exact(_query: Any) -> Any:
+    from app.history.exact import ExactTests
+
+    return ExactTests(None, ())
 
 
 async def _ablate(
@@ -288,30 +289,17 @@ async def _ablate(
     workspace: str,
     agents: list[str],
 ) -> None:
-    from app.data import history_search
     from app.history import ranking
+    from app.history import search as history
+    from app.history.exact import exact_tests
 
-    # Both variants of the statement (with and without the live lineage walk).
-    sql = history_search._SEARCH
-
-    def replaced(old: str, new: str) -> dict[bool, str]:
-        return {complete: text.replace(old, new) for complete, text in sql.items()}
-
-    plain = replaced(
-        "recall_history_tsquery($6::text[], $7::text[])",
-        "recall_search_tsquery($6::text[], $7::text[], true)",
-    )
     for name, settings in ABLATIONS:
-        kept = {k: getattr(ranking, k) for k in settings if hasattr(ranking, k)}
+        kept = {k: getattr(ranking, k) for k in settings if k != "exact"}
         for k, v in settings.items():
-            if hasattr(ranking, k):
+            if k in kept:
                 setattr(ranking, k, type(kept[k])(v))
-        history_search._SEARCH = plain if "identifiers" in settings else sql
-        if "idf" in settings:
-            history_search._SEARCH = replaced(
-                "ln(1 + (c.n - coalesce(s.documents, 0) + 0.5) / (coalesce(s.documents, 0) + 0.5))",
-                "1.0",
-            )
+        # Without the exact tier: no query has anything to hold verbatim.
+        history.__dict__["exact_tests"] = _no_exact if "exact" in settings else exact_tests
         outcomes = [
             o
             for o in await _queries(conn, dsn, queries, workspace, agents, baselines=False)
@@ -322,10 +310,15 @@ async def _ablate(
             group = [o for o in outcomes if o.query["split"] == split]
             value = sum(ndcg(o.ranked["recall"], o.eligible_grades) for o in group) / len(group)
             cells.append(f"{split} {value:.3f}")
-        print(f"{name:<72} " + "  ".join(cells), flush=True)
+        kinds = sorted({o.query["kind"] for o in outcomes})
+        per_kind = []
+        for kind in kinds:
+            group = [o for o in outcomes if o.query["kind"] == kind]
+            value = sum(ndcg(o.ranked["recall"], o.eligible_grades) for o in group) / len(group)
+            per_kind.append(f"{kind[:5]} {value:.3f}")
+        print(f"{name:<72} " + "  ".join(cells) + "   | " + " ".join(per_kind), flush=True)
         for k, v in kept.items():
             setattr(ranking, k, v)
-    history_search._SEARCH = sql
 
 
 async def _tune(
@@ -536,10 +529,11 @@ def main(argv: list[str] | None = None) -> None:
     dsn = resolve_database_url(Settings())
     folder = SETS[args.set]
     sealed = args.set == "sealed"
-    if (args.ablate or args.tune) and sealed:
-        parser.error("the sealed set is never tuned on: --tune and --ablate take the dev set")
+    if args.tune and sealed:
+        parser.error("the sealed set is never tuned on: --tune takes the dev set")
     if args.ablate:
-        asyncio.run(run(dsn, args.keep, ablate=True))
+        # On the sealed set too: a signal stays only if it helps there (aggregates only).
+        asyncio.run(run(dsn, args.keep, ablate=True, folder=folder))
         return
     if args.tune:
         only = [n for n in args.only.split(",") if n]
