@@ -69,6 +69,9 @@ HISTORY_SEARCH = policy("historySearch", TokenKind.TURN)
 START_TURN = policy("startTurn", TokenKind.AGENT)
 POST_REPLY = policy("postReply", TokenKind.TURN)
 APPLY_CHANGES = policy("applyChanges", TokenKind.CONNECTOR)
+# MCP's read_conversation (app.mcp): the transcript around a message, for a person. Agents
+# read history only through a turn (search_history), whose destination decides what is shown.
+READ_CONVERSATION = policy("read_conversation", TokenKind.MEMBER)
 # The directory and the scopes a reader may list: what people and agents pick from. A
 # connector writes the directory and reads none of it (it only needs its workspace's key).
 DIRECTORY = policy("Reading the workspace's directory", *_READERS)

@@ -176,6 +176,13 @@ def _parser() -> argparse.ArgumentParser:
         help="workspace key; backfill, finalize and promote need it (default: all workspaces)",
     )
 
+    command(
+        "mcp",
+        "serve MCP over stdio for the token in RECALL_TOKEN (docs/mcp.md)",
+        _DATABASE_ENV
+        + "\n  RECALL_TOKEN       the member, agent or turn token to act as (required)",
+    )
+
     command("schema", "print the GraphQL schema (SDL); needs no database", "")
     return p
 
@@ -222,6 +229,8 @@ def main(argv: list[str] | None = None) -> None:
                 demo_live=args.demo_live,
                 workers=workers,
             )
+        elif args.command == "mcp":
+            _mcp(settings)
         elif args.command == "schema":
             from app.api.schema import schema_sdl
 
@@ -234,6 +243,41 @@ def main(argv: list[str] | None = None) -> None:
         _fail(e.message)
     except KeyboardInterrupt:
         _fail("interrupted")
+
+
+def _mcp(settings: Settings) -> None:
+    """`recall mcp`: exit 2 with one line when RECALL_TOKEN is missing or not a valid token;
+    stdout carries only the protocol."""
+    import os
+
+    from app.db import connect, resolve_database_url
+    from app.mcp.stdio import serve_stdio
+    from app.migrate import migrate
+    from app.observability.logging import configure_logging
+
+    token = os.environ.get("RECALL_TOKEN", "").strip()
+    if not token:
+        print("recall: mcp needs RECALL_TOKEN (a member, agent or turn token)", file=sys.stderr)
+        raise SystemExit(2)
+    configure_logging(settings.log_format, settings.log_level)
+    dsn = resolve_database_url(settings)
+
+    async def run() -> None:
+        try:
+            conn = await connect(dsn)
+        except (OSError, asyncpg.PostgresError) as e:
+            raise UsageError(f"cannot connect to the database: {e}") from None
+        try:
+            await migrate(conn)
+        finally:
+            await conn.close()
+        await serve_stdio(settings, dsn, token)
+
+    try:
+        asyncio.run(run())
+    except UsageError as e:
+        print(f"recall: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _fail(message: str) -> NoReturn:

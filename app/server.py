@@ -27,6 +27,7 @@ from app.api import scalars
 from app.api.view import RecallGraphQL
 from app.db import Pools, create_pool
 from app.errors import RecallError
+from app.mcp.server import http_app as mcp_http_app
 from app.migrate import pending
 from app.observability import logging as recall_logging
 from app.observability import metrics, tracing
@@ -93,7 +94,10 @@ def create_app(
             await keys.keys()
         tasks = [asyncio.create_task(work()) for work in background]
         try:
-            yield {"pool": pool, "pools": pools, "keys": keys}
+            # /mcp (app.mcp): its tools use the same pools and keys; its SDK session manager
+            # runs as long as the app.
+            async with mcp.running(pools, keys):
+                yield {"pool": pool, "pools": pools, "keys": keys}
         finally:
             for task in tasks:
                 task.cancel()
@@ -131,6 +135,7 @@ def create_app(
         return Response(body, media_type=content_type)
 
     graphql = RecallGraphQL(settings)
+    mcp = mcp_http_app(settings)
     # Outermost first: the request id and headers wrap everything, CORS answers preflights.
     middleware = [Middleware(RequestMiddleware, traced=tracer_provider is not None)]
     if tracer_provider is not None:
@@ -150,6 +155,8 @@ def create_app(
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            # MCP over Streamable HTTP (docs/mcp.md): the SDK's app, which routes /mcp itself.
+            Route("/mcp", mcp.app),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics_endpoint),
@@ -208,7 +215,7 @@ def serve(
         print(banner, file=sys.stderr)
     processes = f" ({workers} worker processes)" if workers > 1 else ""
     print(
-        f"recall: Messages at http://{host}:{port}/ , GraphiQL at /graphql{processes}",
+        f"recall: Messages at http://{host}:{port}/ , GraphiQL at /graphql, MCP at /mcp{processes}",
         file=sys.stderr,
     )
     # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown. Turning them into a normal
@@ -342,6 +349,7 @@ async def _demo_banner(conn: asyncpg.Connection, host: str, port: int, data_dir:
             f"Demo workspace '{info.workspace_key}' is ready.",
             f"  Messages tab:  http://{host}:{port}/#token={member}   (signs {info.member_key} in)",
             f"  GraphiQL:      {url}",
+            f"  MCP:           http://{host}:{port}/mcp   (docs/mcp.md; the tokens below)",
             f"  member token:  {member}   ({info.member_key})",
             f"  agent token:   {agent}   ({info.agent_key})",
             f"  connector:     {connector}   (applyChanges; docs/changes.md)",

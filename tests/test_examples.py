@@ -158,6 +158,30 @@ async def test_agent_turn_starts_a_turn_searches_and_posts_a_reply(
     assert row["sources"] > 0  # the hits it showed are the reply's provenance
 
 
+async def test_mcp_turn_starts_a_turn_searches_and_posts_a_reply_over_mcp(
+    server: str, db: asyncpg.Connection, tokens: dict[str, str]
+) -> None:
+    mcp_url = server.removesuffix("/graphql") + "/mcp"
+    code, out, err = await _run(
+        sys.executable,
+        str(EXAMPLES / "mcp_turn.py"),
+        "acme",
+        "--scope",
+        "general",
+        "--requester",
+        "alice",
+        env={"RECALL_MCP_URL": mcp_url, "RECALL_AGENT_TOKEN": tokens["helper"]},
+    )
+    assert code == 0, err + out
+    assert "search_history 'acme': status OK" in out
+    assert re.search(r"^reply delivered as (\S+)$", out, re.MULTILINE), out
+    count = await db.fetchval(
+        "select count(*) from turn_evidence e join turns t on t.workspace_id = e.workspace_id"
+        " and t.id = e.turn_id"
+    )
+    assert count > 0  # what it showed is the turn's evidence
+
+
 def _node_tools() -> tuple[str, str] | None:
     node, npm = shutil.which("node"), shutil.which("npm")
     return (node, npm) if node and npm else None

@@ -1,7 +1,8 @@
 """The layering of app/, checked from the source (ast), so it stays true rather than being true.
 
     entry points (app.cli, app.server)
-      -> app.api            GraphQL: strawberry types and resolvers
+      -> app.api            GraphQL: strawberry types and resolvers; app.mcp, the same
+                            operations as MCP tools (it uses app.api's ids and loaders)
         -> app.search, app.history, app.changes, app.fixtures, app.demo   the surfaces, live
            changes and the import tooling; app.access, which token kind may do what
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
@@ -27,6 +28,7 @@ LAYERS = {
     "app.server": 4,
     "app.api": 3,
     "app.web": 3,
+    "app.mcp": 3,
     "app.access": 2,
     "app.search": 2,
     "app.history": 2,

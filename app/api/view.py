@@ -28,12 +28,11 @@ from strawberry.types import ExecutionResult
 
 from app.api.context import Context
 from app.api.loaders import Loaders
+from app.api.request_scope import ledger_for, open_session
 from app.api.schema import schema
 from app.data.readers import reader_for_token
-from app.data.session import Session
 from app.db import Pools
 from app.errors import RecallError, ServiceUnavailable, Timeout
-from app.history.ledger import Ledger
 from app.observability.logging import log_graphql_error, note_request
 from app.settings import Settings
 from app.web import graphiql_page
@@ -98,11 +97,7 @@ class RecallGraphQL(GraphQL[Context, None]):
         # The lifespan's state (app.server): the process's pools (app.db.Pools).
         token = _bearer_token(request)
         pools: Pools = request.state.pools
-        db = Session(
-            pools.custom,
-            planned_once=pools.generic,
-            acquire_timeout=self.settings.db_acquire_timeout,
-        )
+        db = open_session(pools, self.settings)
         try:
             try:
                 reader = await reader_for_token(db, token)
@@ -121,7 +116,7 @@ class RecallGraphQL(GraphQL[Context, None]):
                 reader=reader,
                 db=db,
                 loaders=Loaders(db, reader),
-                ledger=Ledger(reader.turn_id) if reader.turn_id is not None else None,
+                ledger=ledger_for(reader),
             )
             try:
                 async with asyncio.timeout(self.settings.request_timeout):

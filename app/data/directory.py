@@ -81,3 +81,21 @@ async def readable_scopes(db: Session, reader: Reader) -> list[ScopeRow]:
         reader.actor_id,
     )
     return [ScopeRow.of(r) for r in rows]
+
+
+async def ids_by_keys(
+    db: Session, workspace_id: int, *, scope_key: str | None, member_key: str | None
+) -> tuple[int | None, int | None]:
+    """The scope and the member a client named by fixture key (MCP's start_turn accepts keys
+    as well as ids), in one statement; None for a key that names nothing. Only ids: what the
+    caller may do with them is decided where they are used (startTurn's checks)."""
+    row = await db.fetchrow(
+        "select (select s.id from scopes s where s.workspace_id = $1 and s.key = $2) as scope,"
+        " (select a.id from actors a where a.workspace_id = $1 and a.key = $3"
+        " and a.kind = 'member') as member",
+        workspace_id,
+        scope_key,
+        member_key,
+    )
+    assert row is not None
+    return row["scope"], row["member"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from app.data.eligibility import (
     ALLOWED_FROM_CTE,
@@ -122,6 +123,35 @@ async def reader_for_token(db: Executor, token: str) -> Reader | None:
     # One statement, planned once per session (migrations/021): the token, its workspace's
     # namespace and readiness, whether a lineage summary is missing, and a turn token's turn.
     row = await db.fetchrow("select * from recall_token_reader($1, $2)", token_hash, workspace_id)
+    return _reader_of(row)
+
+
+async def reader_for_turn(
+    db: Executor, workspace_id: int, agent_id: int, turn_id: int
+) -> Reader | None:
+    """The reader a turn token of `turn_id` would have, for the agent that started it (MCP's
+    tools name a turn by its id, with the agent's own token): exactly the same reader, read by
+    the same function, through one of the turn's live tokens. None when the turn is not this
+    agent's, does not exist, or has no live token left (revoked or expired)."""
+    # Two statements: on Citus a function that reads distributed tables cannot be called
+    # from a query on a shard (as a lateral call beside `tokens` would be).
+    token_hash = await db.fetchval(
+        "select t.token_hash from tokens t where t.workspace_id = $1 and t.kind = 'turn'"
+        " and t.actor_id = $2 and t.turn_id = $3 and t.revoked_at is null"
+        " and (t.expires_at is null or t.expires_at > now()) order by t.id limit 1",
+        workspace_id,
+        agent_id,
+        turn_id,
+    )
+    if token_hash is None:
+        return None
+    row = await db.fetchrow("select * from recall_token_reader($1, $2)", token_hash, workspace_id)
+    reader = _reader_of(row)
+    return reader if reader is not None and reader.kind == "turn" else None
+
+
+def _reader_of(row: Any) -> Reader | None:
+    """A row of recall_token_reader as a Reader (None: no reader)."""
     if row is None:
         return None
     ws, kind, actor = row["workspace_id"], row["kind"], row["actor_id"]

@@ -75,6 +75,12 @@ REJECTIONS = Counter(
     ["limit"],
     registry=REGISTRY,
 )
+MCP_TOOL_CALLS = Counter(
+    "recall_mcp_tool_calls",
+    "MCP tool calls (app.mcp) by tool and outcome (ok or the lower-cased error code)",
+    ["tool", "outcome"],
+    registry=REGISTRY,
+)
 SEARCH_READY = Gauge(
     "recall_search_ready",
     "1 when a workspace's search is ready (docs/design.md, Readiness), 0 otherwise",
@@ -91,6 +97,12 @@ def observe_request(
     if statements:
         SQL_SECONDS.labels(operation).observe(sql_seconds)
         SQL_STATEMENTS.labels(operation).inc(statements)
+
+
+def observe_tool_call(tool: str, outcome: str) -> None:
+    """One MCP tool call; `tool` is one of the server's tool names (else "unknown"), `outcome`
+    `ok` or an error code of app.errors (lower-cased, as recall_requests' outcomes)."""
+    MCP_TOOL_CALLS.labels(tool, outcome.lower()).inc()
 
 
 def observe_applied(applied: int, unchanged: int) -> None:
