@@ -35,11 +35,14 @@ from bench.harness import HISTORY_SEARCH, MESSAGE_SEARCH, START_TURN
 # Which statement is which, by a fragment only it contains.
 _NAMES = (
     ("recall_token_reader", "token, reader and readiness"),
+    (
+        "rare_matches as materialized",
+        "historySearch: window, counts, ranked page, neighbors, ledger",
+    ),
     ("probe as materialized", "messageSearch: scan, page, audit row, hydration, highlights"),
     ("candidates as materialized", "candidate scan"),
     ("ts_headline", "highlights"),
     ("join actors a on a.workspace_id = m.workspace_id", "hydration (messages, authors, scopes)"),
-    ("examined as materialized", "historySearch: window, counts, ranked page, neighbors, ledger"),
     ("update turns t set window_size", "historySearch: evidence and audit row"),
     ("from turns t", "the turn (row lock)"),
     ("insert into search_audit", "audit row"),
@@ -58,7 +61,10 @@ def _name(sql: str) -> str:
 def _record_reads(into: Recorded) -> None:
     """Wrap the session's statement methods so that every statement is also kept for EXPLAIN
     (writes too: a search writes its audit row in the statement that reads)."""
-    for method in ("fetch", "fetchrow", "fetchval", "execute"):
+    # fetch_planned_once: historySearch's statement (explained here with its values, a custom
+    # plan; the app runs one generic plan per connection, which chooses the same access path
+    # because the statement chooses it in SQL).
+    for method in ("fetch", "fetchrow", "fetchval", "execute", "fetch_planned_once"):
         original: Callable[..., Awaitable[Any]] = getattr(Session, method)
 
         async def recording(self: Session, sql: str, *args: Any, _original: Any = original) -> Any:
