@@ -136,3 +136,21 @@ class Pools:
     async def close(self) -> None:
         await self.custom.close()
         await self.generic.close()
+
+
+async def open_pools(settings: Settings, dsn: str) -> Pools:
+    """The process's two pools (`recall serve`'s lifespan, `recall mcp`), sized and bounded
+    by the settings."""
+    return Pools(
+        *[
+            await create_pool(
+                dsn,
+                min_size=settings.pool_min_size,
+                max_size=settings.pool_max_size,
+                statement_timeout_ms=settings.statement_timeout_ms,
+                connect_timeout=settings.db_acquire_timeout,
+                generic_plans=generic,
+            )
+            for generic in (False, True)
+        ]
+    )

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import scalars
 from app.api.view import RecallGraphQL
-from app.db import Pools, create_pool
+from app.db import Pools, open_pools
 from app.errors import RecallError
 from app.mcp.server import http_app as mcp_http_app
 from app.migrate import pending
@@ -68,19 +68,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[State]:
-        pools = Pools(
-            *[
-                await create_pool(
-                    dsn,
-                    min_size=settings.pool_min_size,
-                    max_size=settings.pool_max_size,
-                    statement_timeout_ms=settings.statement_timeout_ms,
-                    connect_timeout=settings.db_acquire_timeout,
-                    generic_plans=generic,
-                )
-                for generic in (False, True)
-            ]
-        )
+        pools = await open_pools(settings, dsn)
         pool = pools.custom
         metrics.watch_pools(pools.named())
         master = settings.master_key

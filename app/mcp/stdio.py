@@ -11,29 +11,12 @@ from __future__ import annotations
 
 from app.api.request_scope import open_session
 from app.data.readers import reader_for_token
-from app.db import Pools, create_pool
+from app.db import open_pools
 from app.errors import RecallError, UsageError
 from app.mcp.auth import Runtime
 from app.mcp.server import build_server
 from app.search.keys import KeyRing
 from app.settings import Settings
-
-
-async def open_pools(settings: Settings, dsn: str) -> Pools:
-    """The process's two pools, as `recall serve`'s lifespan opens them (app.server)."""
-    return Pools(
-        *[
-            await create_pool(
-                dsn,
-                min_size=settings.pool_min_size,
-                max_size=settings.pool_max_size,
-                statement_timeout_ms=settings.statement_timeout_ms,
-                connect_timeout=settings.db_acquire_timeout,
-                generic_plans=generic,
-            )
-            for generic in (False, True)
-        ]
-    )
 
 
 async def serve_stdio(settings: Settings, dsn: str, token: str) -> None:

@@ -9,7 +9,7 @@ passed, each a conjunct, before any score exists. Nothing here can make a row el
 from __future__ import annotations
 
 from app.data.eligibility import ALLOWED_FROM_CTE, eligible, in_perspective
-from app.data.history_search.inputs import Bound
+from app.data.history_search.inputs import Bound, author_and_time
 from app.data.history_search.weights import bm25
 from app.data.history_search.window import in_context
 
@@ -136,14 +136,7 @@ extra as materialized (
 
 
 def _extra_filters(b: Bound) -> str:
-    conditions = []
-    if b.given("author"):
-        conditions.append(f"and m.author_id = {b.author}")
-    if b.given("since"):
-        conditions.append(f"and m.created_at >= {b.since}")
-    if b.given("until"):
-        conditions.append(f"and m.created_at < {b.until}")
-    return " ".join(conditions)
+    return " ".join(f"and {c}" for c in author_and_time(b, "m"))
 
 
 NO_CONTEXT = """

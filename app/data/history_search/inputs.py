@@ -154,3 +154,16 @@ def bind(
             "same_conversation": (w.same_conversation, "::float8"),
         },
     )
+
+
+def author_and_time(b: Bound, alias: str) -> list[str]:
+    """The speaker and time bounds as conditions on `alias` (a message row, or a document: both
+    carry author_id and created_at); only the bounds given."""
+    conditions = []
+    if b.given("author"):
+        conditions.append(f"{alias}.author_id = {b.author}")
+    if b.given("since"):
+        conditions.append(f"{alias}.created_at >= {b.since}")
+    if b.given("until"):
+        conditions.append(f"{alias}.created_at < {b.until}")
+    return conditions

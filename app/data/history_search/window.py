@@ -27,7 +27,7 @@ from app.data.eligibility import (
     in_perspective,
     lineage_allows,
 )
-from app.data.history_search.inputs import Bound
+from app.data.history_search.inputs import Bound, author_and_time
 
 # The rules of the counts, in the order they are decided.
 RULES = ("already_in_context", "no_evidence", "audience", "lineage", "eligible")
@@ -49,25 +49,11 @@ QUERY = "(select any_word from terms)"
 
 
 def _document_filters(b: Bound, d: str) -> str:
-    conditions = [f"{d}.root_scope_id = any({b.conversations})"]
-    if b.given("author"):
-        conditions.append(f"{d}.author_id = {b.author}")
-    if b.given("since"):
-        conditions.append(f"{d}.created_at >= {b.since}")
-    if b.given("until"):
-        conditions.append(f"{d}.created_at < {b.until}")
-    return " and ".join(conditions)
+    return " and ".join([f"{d}.root_scope_id = any({b.conversations})", *author_and_time(b, d)])
 
 
 def _message_filters(b: Bound) -> str:
-    conditions = ["true"]
-    if b.given("author"):
-        conditions.append(f"m.author_id = {b.author}")
-    if b.given("since"):
-        conditions.append(f"m.created_at >= {b.since}")
-    if b.given("until"):
-        conditions.append(f"m.created_at < {b.until}")
-    return " and ".join(conditions)
+    return " and ".join(["true", *author_and_time(b, "m")])
 
 
 _DOCUMENT = "message_id, global_seq, root_scope_id, tsv"
