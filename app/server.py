@@ -135,7 +135,15 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=settings.cors_origin_list,
                 allow_methods=["GET", "POST"],
-                allow_headers=["authorization", "content-type", "accept", "x-request-id"],
+                # mcp-protocol-version: what a browser-based MCP client sends on every /mcp
+                # request after initialize (docs/mcp.md).
+                allow_headers=[
+                    "authorization",
+                    "content-type",
+                    "accept",
+                    "x-request-id",
+                    "mcp-protocol-version",
+                ],
                 expose_headers=["x-request-id"],
                 max_age=600,
             )

@@ -154,6 +154,18 @@ async def test_cors_allows_configured_origins(dsn: str, alice: str) -> None:
         assert answer.headers["access-control-allow-origin"] == "https://b.example"
         other = await client.http.get("/healthz", headers={"origin": "https://evil.example"})
         assert "access-control-allow-origin" not in other.headers
+        # A browser-based MCP client's preflight for /mcp (docs/mcp.md).
+        mcp = await client.http.options(
+            "/mcp",
+            headers={
+                "origin": "https://app.example",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "authorization, content-type, accept, "
+                "mcp-protocol-version",
+            },
+        )
+        assert mcp.status_code == 200
+        assert mcp.headers["access-control-allow-origin"] == "https://app.example"
 
 
 async def test_expected_error_is_one_line_without_document_or_variables(
