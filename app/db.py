@@ -1,4 +1,4 @@
-"""Connecting to PostgreSQL: the DSN (configured or embedded) and the one pool per process."""
+"""Connecting to PostgreSQL: the DSN (configured or embedded) and the process's two pools."""
 
 from __future__ import annotations
 
@@ -42,9 +42,10 @@ async def _init_generic_connection(conn: asyncpg.Connection) -> None:
 async def _keep_session(conn: asyncpg.Connection) -> None:
     """Returning a connection to the pool: asyncpg still rolls back an open transaction first;
     its default reset also runs `RESET ALL; UNLISTEN *; pg_advisory_unlock_all(); CLOSE ALL`,
-    a round trip per request. Nothing here changes session state (no SET, LISTEN, advisory
+    a round trip per request. No request changes session state (no SET, LISTEN, advisory
     lock or cursor on a pooled connection: transaction-scoped only), so there is nothing to
-    reset."""
+    reset. The one session SET is a connection's own, made once when it opens
+    (_init_generic_connection on Citus) — and it lasts only because nothing resets it here."""
 
 
 # How every statement of the gateway is planned; the benchmark's baselines (bench.run,
@@ -125,7 +126,8 @@ class Pools:
     """The process's two pools: `custom` plans every statement for its parameters (most of
     Recall's: a search's access path is picked from its terms' selectivity); `generic` plans a
     statement once per connection, for the few written so that one plan is right for every
-    value of their parameters (historySearch's: app.data.session.Session.fetch_planned_once)."""
+    value of their parameters (historySearch's: app.data.session.Session.fetch_planned_once;
+    on a Citus coordinator it plans each call too, as Citus requires)."""
 
     custom: asyncpg.Pool
     generic: asyncpg.Pool

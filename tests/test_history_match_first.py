@@ -197,3 +197,48 @@ async def test_the_message_holding_an_identifier_verbatim_comes_first(
         assert nodes[0]["message"]["key"] == exact, query
         assert nodes[0]["match"] == "EXACT"
         assert all(n["match"] != "EXACT" for n in nodes[1:]), query
+
+
+async def test_a_score_never_rests_on_a_source_the_turn_may_no_longer_see(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    """A turn's later searches of one binding rank with the context sources its first search
+    chose (the cursors stay positions in one order). A source deleted since is rechecked like
+    any row: the messages around it lose what it gave them, so no score depends on it."""
+    from app.data.tokens import issue_connector_token
+    from tests.changes_support import Connector, delete
+
+    fixture = _conversations(4)
+    fixture["messages"] = []
+    fixture["messages"].append(
+        {"key": "r1", "scope": "room", "author": "ana", "at": "2026-05-01T09:00:00Z",
+         "body": "quartz incident report"}
+    )  # fmt: skip
+    fixture["scopes"] = [s for s in fixture["scopes"] if s["kind"] != "thread"]
+    fixture["scopes"].append({"key": "t1", "kind": "thread", "parent": "room", "root": "r1"})
+    for i, body in enumerate(["sure thanks later", "done noted agreed"], start=1):
+        fixture["messages"].append(
+            {"key": f"t1r{i}", "scope": "t1", "author": "ben",
+             "at": f"2026-05-01T09:0{i}:00Z", "body": body}
+        )  # fmt: skip
+    await load(db, fixture)
+    token = await _turn(client, db, issue_token)
+
+    def context_of(page: dict[str, Any]) -> dict[str, float]:
+        return {
+            e["node"]["message"]["key"]: next(
+                w["value"] for w in e["node"]["why"] if w["name"] == "context"
+            )
+            for e in page["edges"]
+            if e["node"]["match"] == "CONTEXT"
+        }
+
+    first = await search(client, token, "quartz", first=10)
+    assert first["edges"][0]["node"]["message"]["key"] == "r1"
+    assert set(context_of(first)) == {"t1r1", "t1r2"}
+    assert all(v > 0 for v in context_of(first).values())
+    connector = Connector(client, await issue_connector_token(db, "vocab"))
+    await connector.apply(delete("r1"))
+    again = await search(client, token, "quartz", first=10)
+    # r1 is gone, and with it the only reason its thread's replies were shown.
+    assert again["edges"] == [], again["edges"]

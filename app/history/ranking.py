@@ -2,8 +2,9 @@
 
 Hits are ordered by **tier**, then by score (docs/relevance.md):
   EXACT    the message holds the query verbatim: the whole query when it has several words
-           (a pasted error line), or every identifier and phrase of it (`pg-replica-03`,
-           `ERR_WEBHOOK_TIMEOUT`, `"retry after"`), case and runs of spaces aside;
+           (a pasted error line), or every word of it with each identifier and phrase as
+           written (`pg-replica-03`, `ERR_WEBHOOK_TIMEOUT`, `"retry after"`), case and runs of
+           spaces aside (app.history.exact);
   WORDS    it holds some of the query's words;
   CONTEXT  it holds none of them: a message of the conversation around one of the best
            matches, ranked only below every match — and only while the eligible matches are

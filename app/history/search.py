@@ -1,8 +1,9 @@
 """One historySearch: bound by the turn, authorized in SQL, ledgered and audited together.
 
 The turn's details come with the token (app.data.readers.TurnContext). Then two statements:
-  1. the examined window (the newest matches in the agent's perspective, at most
-     ranking.WINDOW), its exclusion counts, the ranked page of its eligible rows (eligibility
+  1. the examined window (the newest ranking.WINDOW matches in the agent's conversations beyond
+     the turn's context, and every match of the rarest words, up to ranking.RARE_WINDOW), its
+     exclusion counts, the ranked page of its eligible rows (eligibility
      and perspective in WHERE clauses, before ranking and LIMIT), the neighbors of the page's
      hits (same fragments), and the turn's ledger with the version of the turn's row;
   2. if the turn's row is still at that version (no other search of the turn recorded in

@@ -127,7 +127,7 @@ class HistoryMutation:
             strawberry.ID,
             strawberry.argument(
                 description="The Member the agent answers (a member of the workspace): "
-                "speaker REQUESTER and the requester_spoke score refer to them."
+                "speaker REQUESTER refers to them."
             ),
         ],
         trigger_message_id: Annotated[

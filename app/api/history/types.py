@@ -65,7 +65,7 @@ class HistoryMatch(Enum):
     EXACT = strawberry.enum_value(
         "EXACT",
         description="The message holds the query verbatim: all of it (several words), or "
-        "every identifier and phrase of it.",
+        "every word of it with each identifier and phrase as written.",
     )
     WORDS = strawberry.enum_value("WORDS", description="The message holds some of its words.")
     CONTEXT = strawberry.enum_value(
@@ -160,8 +160,9 @@ class HistorySearchConnection:
 
 @strawberry.type(
     description="Matches the search examined, each counted once under the first rule that "
-    "removed it. A search examines the newest matches in the agent's perspective, up to a "
-    "window; `complete` is false when there were more matches than the window."
+    "removed it. A search examines the newest matches in the agent's conversations, up to a "
+    "window, and every match of the query's rarest words; `complete` is false when there were "
+    "more matches than it examined."
 )
 class ExclusionCounts:
     already_in_context: int = strawberry.field(
@@ -180,7 +181,9 @@ class ExclusionCounts:
     below_cutoff: int = strawberry.field(
         description="Eligible, but ranked below the page (or past the ledger's room)."
     )
-    examined: int = strawberry.field(description="Matches examined, newest first.")
+    examined: int = strawberry.field(
+        description="Matches examined (the window's and the rarest words')."
+    )
     complete: bool = strawberry.field(description="Every match was examined.")
 
 

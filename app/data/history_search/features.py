@@ -71,7 +71,8 @@ def context_ctes(b: Bound, *, complete: bool) -> str:
     binding used), `around` (each message around a source, with the share of its source's
     lexical score it is raised to: follow_up_share for the replies after it in its thread,
     context_share for the rest) and `extra` (messages around a source outside the pool, only
-    while the pool holds fewer than context_fill rows: they rank below every match)."""
+    while the pool holds fewer than context_fill rows; tier CONTEXT unless they hold one of the
+    query's words). A frozen source is rechecked like a pool row."""
     return f"""
 sources as materialized (
     select l.id, l.lexical, m.scope_id, m.seq, m.created_at, s.kind, s.root_message_id, l.tsv
@@ -90,6 +91,10 @@ sources as materialized (
     join messages m on m.workspace_id = $1 and m.id = (e.value->>0)::bigint
     join scopes s on s.workspace_id = $1 and s.id = m.scope_id
     left join search_documents d on d.workspace_id = $1 and d.message_id = m.id
+    -- A frozen source counts only while the turn may still see it: a score never depends on
+    -- a message deleted, or in a conversation left, since the first search.
+    where {in_perspective("m.scope_id", b.agent)}
+      and {eligible("m", ALLOWED_FROM_CTE, complete=complete)}
 ),
 around as materialized (
     select c.id, max(src.lexical * case when c.after then {b.follow_up_share}
@@ -100,7 +105,8 @@ around as materialized (
          where m.workspace_id = $1 and m.scope_id = case when src.kind = 'thread'
              then src.scope_id
              else (select t.id from scopes t where t.workspace_id = $1
-                   and t.root_message_id = src.id limit 1) end
+                   and t.root_message_id = src.id and t.parent_id = src.scope_id
+                   order by t.id limit 1) end
          order by abs(m.seq - case when src.kind = 'thread' then src.seq else 0 end), m.id
          limit {CONTEXT_PER_SOURCE})
         union
@@ -117,15 +123,14 @@ around as materialized (
     where c.id <> src.id
     group by c.id
 ),
--- Messages around a source that are not in the pool pass exactly what a pool row passed: the
--- perspective, the turn's context, the fragment `eligible`, the speaker and time filters and
--- the excluded words, each a conjunct, before any score exists.
+-- Messages around a source that are not in the pool pass exactly what a pool row passed: a
+-- document, the perspective, the turn's context, the fragment `eligible`, the speaker and time
+-- filters and the excluded words, each a conjunct, before any score exists.
 extra as materialized (
-    select m.id, m.scope_id, m.created_at, coalesce(d.tsv, ''::tsvector) as tsv,
-           coalesce(d.root_scope_id, m.scope_id) as root_scope_id
+    select m.id, m.scope_id, m.created_at, d.tsv, d.root_scope_id
     from around a
     join messages m on m.workspace_id = $1 and m.id = a.id
-    left join search_documents d on d.workspace_id = $1 and d.message_id = m.id
+    join search_documents d on d.workspace_id = $1 and d.message_id = m.id
     where (select count(*) from pool) < {b.context_fill}
       and m.id not in (select p.id from pool p)
       and {in_perspective("m.scope_id", b.agent)} and not {in_context(b, "m")}

@@ -76,8 +76,8 @@ class Bound:
     """The statement's parameters by name. A fragment that reads `b.name` gets its placeholder
     with its cast (`$7::text[]`); the value is added to the statement's Params the first time,
     so every parameter bound is one the text uses (PostgreSQL cannot type one it does not).
-    `b.given(name)`: whether an optional value (author, since, until, whole, verbatim,
-    after_*, known_allowed) was given; a fragment that would use it is left out otherwise."""
+    `b.given(name)`: whether an optional value (author, since, until, trigger, whole,
+    verbatim, after_*, known_allowed) was given; a fragment that would use it is left out otherwise."""
 
     def __init__(self, params: Params, values: dict[str, tuple[object, str]]) -> None:
         self._params = params

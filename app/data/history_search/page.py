@@ -90,7 +90,7 @@ hits as materialized (
            s.kind as scope_kind, s.visibility as scope_visibility, s.name as scope_name,
            ps.name as parent_name,
            (select t.id from scopes t where t.workspace_id = $1 and t.root_message_id = m.id
-            limit 1) as thread_id,
+            and t.parent_id = m.scope_id order by t.id limit 1) as thread_id,
            (select coalesce(array_agg(array[pa.name, pa.key,
                        (exists (select 1 from actors o where o.workspace_id = $1
                                 and o.name = pa.name and o.id <> pa.id))::text]

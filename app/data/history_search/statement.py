@@ -1,13 +1,15 @@
 """historySearch's one statement: the examined window, its exclusion counts, the ranked page of
 its eligible rows with their neighbors, and the turn's ledger.
 
-Authorization is where the statement starts. The candidate rows are the messages in the
-agent's perspective that are eligible for the turn's destination — the shared fragments of
-app.data.eligibility, applied in WHERE clauses before any ORDER BY or LIMIT. Every other
-condition (the query's words, speaker, time bounds, the turn's own context) is another
-conjunct: filters only ever remove rows, and a score is computed only for rows already
-admitted. The sidecar (search_documents) only narrows the scan; the text returned is the
-canonical body. The fragments, in the order the statement defines them:
+Authorization is where ranking starts. The window (which matches are examined: the newest
+few in the agent's conversations and the rarest words' matches, window.py) is read from the
+sidecar and bounded before eligibility is decided, so it can only leave rows out; every row
+then ranked, counted, shown or recorded is a message in the agent's perspective that is
+eligible for the turn's destination — the shared fragments of app.data.eligibility, applied in
+WHERE clauses before any score, the page's ORDER BY or its LIMIT. Every other condition (the
+query's words, speaker, time bounds, the turn's own context) is another conjunct: filters only
+ever remove rows. The sidecar (search_documents) only narrows the scan; the text returned is
+the canonical body. The fragments, in the order the statement defines them:
 
   weights   the query's lexemes and their IDF (app.data.history_search.weights)
   window    the examined matches, their verdicts and counts, the pool (.window)

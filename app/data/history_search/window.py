@@ -64,8 +64,8 @@ WALK_LIMIT = 40_000
 
 
 def window_ctes(b: Bound) -> str:
-    """CTEs `context_ids`, `span`, `rare`, `newest`, `rare_matches` and `examined` (id, scope,
-    author, time, the eligibility columns, the document vector and root scope).
+    """CTEs `context_ids`, `reach`, `span`, `rare`, `newest`, `rare_matches` and `examined` (id,
+    scope, author, time, the eligibility columns, the document vector and root scope).
 
     The access path is chosen here, from the term statistics, not by the planner: the
     statement is planned once per connection (a generic plan, app.db) and must be right for
@@ -158,7 +158,7 @@ examined as materialized (
 
 def in_context(b: Bound, m: str) -> str:
     """The trigger and the turn's loaded window are already in the prompt: a hit repeating them
-    is waste (`context_ids` is defined by verdicts_ctes)."""
+    is waste (`context_ids` is defined by window_ctes)."""
     return f"{m}.id = any((select ids from context_ids)::bigint[])"
 
 
