@@ -250,7 +250,7 @@ def _mcp(settings: Settings) -> None:
     stdout carries only the protocol."""
     import os
 
-    from app.db import connect, resolve_database_url
+    from app.db import resolve_database_url
     from app.mcp.stdio import serve_stdio
     from app.migrate import migrate
     from app.observability.logging import configure_logging
@@ -263,10 +263,7 @@ def _mcp(settings: Settings) -> None:
     dsn = resolve_database_url(settings)
 
     async def run() -> None:
-        try:
-            conn = await connect(dsn)
-        except (OSError, asyncpg.PostgresError) as e:
-            raise UsageError(f"cannot connect to the database: {e}") from None
+        conn = await _connected(dsn)
         try:
             await migrate(conn)
         finally:
@@ -280,6 +277,17 @@ def _mcp(settings: Settings) -> None:
         raise SystemExit(2) from None
 
 
+async def _connected(dsn: str) -> asyncpg.Connection:
+    """A connection for one command; a database that cannot be reached is a UsageError (one
+    line, no traceback)."""
+    from app.db import connect
+
+    try:
+        return await connect(dsn)
+    except (OSError, asyncpg.PostgresError) as e:
+        raise UsageError(f"cannot connect to the database: {e}") from None
+
+
 def _fail(message: str) -> NoReturn:
     print(f"recall: {message}", file=sys.stderr)
     raise SystemExit(1)
@@ -290,16 +298,13 @@ def _run_with_database(
     command: Callable[[asyncpg.Connection, argparse.Namespace], Awaitable[Any]],
     args: argparse.Namespace,
 ) -> None:
-    from app.db import connect, resolve_database_url
+    from app.db import resolve_database_url
     from app.migrate import migrate
 
     dsn = resolve_database_url(settings)
 
     async def run() -> Any:
-        try:
-            conn = await connect(dsn)
-        except (OSError, asyncpg.PostgresError) as e:
-            raise UsageError(f"cannot connect to the database: {e}") from None
+        conn = await _connected(dsn)
         try:
             if args.command != "migrate":
                 await migrate(conn)

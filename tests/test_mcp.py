@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -16,7 +15,7 @@ from tests.client import GraphQLClient
 from tests.history_support import SEARCH, gid, start_turn
 from tests.mcp_support import McpApp, error_code, mcp_app, ok, text, tool_names
 from tests.message_search_support import SEARCH as MESSAGE_SEARCH
-from tests.test_outages import Proxy
+from tests.test_outages import outage_settings, proxied
 
 MEMBER_TOOLS = {"search_messages", "read_conversation"}
 AGENT_TOOLS = {"start_turn", "search_history", "post_reply"}
@@ -293,19 +292,10 @@ async def test_tool_calls_are_counted_by_tool_and_outcome(
 async def test_a_database_outage_is_a_tool_error_not_a_hang(
     dsn: str, db: asyncpg.Connection, tokens: dict[str, str]
 ) -> None:
-    parts = urlsplit(dsn)
-    if parts.port is None:
-        pytest.skip("the test database is reached through a socket, not TCP")
-    proxy = Proxy(parts.hostname or "127.0.0.1", parts.port)
-    port = await proxy.start()
-    netloc = parts.netloc.rsplit("@", 1)
-    via = (netloc[0] + "@" if len(netloc) == 2 else "") + f"127.0.0.1:{port}"
-    settings = Settings(
-        RECALL_DB_ACQUIRE_TIMEOUT=0.5, RECALL_STATEMENT_TIMEOUT_MS=500, RECALL_POOL_MIN=0
-    )
+    proxy, through = await proxied(dsn)
     try:
         async with (
-            mcp_app(settings, urlunsplit(parts._replace(netloc=via))) as app,
+            mcp_app(outage_settings(), through) as app,
             app.client(tokens["alice"]) as member,
         ):
             ok(await member.call_tool("search_messages", {"query": "Acme"}))

@@ -80,12 +80,17 @@ class Proxy:
             self.server.close()
 
 
-@pytest.fixture
-async def outage(dsn: str, db: asyncpg.Connection) -> AsyncIterator[tuple[Proxy, Any, str]]:
-    await load_personas(db)
-    from app.data.tokens import issue_actor_token
+def outage_settings() -> Settings:
+    """Short budgets, so an outage is answered within a test's patience; no idle connections
+    kept."""
+    return Settings(
+        RECALL_DB_ACQUIRE_TIMEOUT=0.5, RECALL_STATEMENT_TIMEOUT_MS=500, RECALL_POOL_MIN=0
+    )
 
-    token = await issue_actor_token(db, "acme", "member", "alice")
+
+async def proxied(dsn: str) -> tuple[Proxy, str]:
+    """A started proxy to the test database and the DSN that goes through it (skips the test
+    when the database is reached through a socket)."""
     parts = urlsplit(dsn)
     if parts.port is None:
         pytest.skip("the test database is reached through a socket, not TCP")
@@ -93,10 +98,17 @@ async def outage(dsn: str, db: asyncpg.Connection) -> AsyncIterator[tuple[Proxy,
     port = await proxy.start()
     netloc = parts.netloc.rsplit("@", 1)
     via = (netloc[0] + "@" if len(netloc) == 2 else "") + f"127.0.0.1:{port}"
-    settings = Settings(
-        RECALL_DB_ACQUIRE_TIMEOUT=0.5, RECALL_STATEMENT_TIMEOUT_MS=500, RECALL_POOL_MIN=0
-    )
-    app = create_app(settings, urlunsplit(parts._replace(netloc=via)))
+    return proxy, urlunsplit(parts._replace(netloc=via))
+
+
+@pytest.fixture
+async def outage(dsn: str, db: asyncpg.Connection) -> AsyncIterator[tuple[Proxy, Any, str]]:
+    await load_personas(db)
+    from app.data.tokens import issue_actor_token
+
+    token = await issue_actor_token(db, "acme", "member", "alice")
+    proxy, through = await proxied(dsn)
+    app = create_app(outage_settings(), through)
     async with in_process(app) as asgi:
         transport = httpx.ASGITransport(app=asgi)
         async with httpx.AsyncClient(transport=transport, base_url="http://recall.test") as http:
