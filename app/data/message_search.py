@@ -83,6 +83,28 @@ class AuthorCondition:
 
 
 @dataclass(frozen=True, slots=True)
+class AuthorSet:
+    """The from: (or agents-of:) operators of a query, resolved: messages by one of actor_ids
+    (agents_of: by an agent one of actor_ids owns, as AuthorCondition's member_agents);
+    negated: by none of them. An empty positive set matches nothing."""
+
+    actor_ids: tuple[int, ...]
+    agents_of: bool = False
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSet:
+    """The in: operators of a query, resolved: messages of one of the conversations root_ids
+    or of their threads (a document's root_scope_id), or of one of the threads thread_ids;
+    negated: of none of them. An empty positive set matches nothing."""
+
+    root_ids: tuple[int, ...]
+    thread_ids: tuple[int, ...] = ()
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class After:
     """Continue strictly after this position; scope_id None means after all of global_seq."""
 
@@ -144,10 +166,15 @@ class CandidateQuery:
     datetimes (app.search.message_search normalizes them to UTC)."""
 
     destination: tuple[int, str, int, list[int]]
+    # No words (include empty): a query of operators only, every document is a match (minus
+    # the excluded words).
     include: Sequence[str]
     exclude: Sequence[str]
     scope: ScopeCondition | None = None
     author: AuthorCondition | None = None
+    # The query's operators (app.search.operator_filters), each a further conjunct.
+    authors: Sequence[AuthorSet] = ()
+    scopes: Sequence[ScopeSet] = ()
     since: datetime | None = None
     until: datetime | None = None
     # The reader's Reader.lineage_complete: a missing lineage summary is denied, not walked.
@@ -156,10 +183,20 @@ class CandidateQuery:
 
 def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
     """The query's text condition, and the filters' conjuncts, each its own `and` term."""
-    text = (
-        f"d.tsv @@ recall_search_tsquery({p.add(list(q.include))}::text[],"
-        f" {p.add(list(q.exclude))}::text[], false)"
-    )
+    if q.include:
+        text = (
+            f"d.tsv @@ recall_search_tsquery({p.add(list(q.include))}::text[],"
+            f" {p.add(list(q.exclude))}::text[], false)"
+        )
+    elif q.exclude:
+        # Operators and excluded words only: no document containing any of them (a word that
+        # folds to nothing, a stop word, excludes nothing).
+        text = (
+            f"coalesce(not d.tsv @@ recall_search_tsquery({p.add(list(q.exclude))}::text[],"
+            " '{}', true), true)"
+        )
+    else:
+        text = "true"
     filters = []
     if q.scope is not None:
         filters.append(f"d.scope_id = {p.add(q.scope.scope_id)}::bigint")
@@ -168,6 +205,8 @@ def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
         filters.append(
             f"d.author_id in ({_AUTHOR_SETS[q.author.kind].format(p=actor + '::bigint')})"
         )
+    filters += [_author_set_sql(a, p) for a in q.authors]
+    filters += [c for c in (_scope_set_sql(s, p) for s in q.scopes) if c is not None]
     # The document's copy of the message's created_at (migrations/012), checked against the
     # message row below like scope_id and author_id.
     if q.since is not None:
@@ -175,6 +214,40 @@ def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
     if q.until is not None:
         filters.append(f"d.created_at < {p.add(q.until)}::timestamptz")
     return text, filters
+
+
+def _in(column: str, ids: Sequence[int], p: Params) -> str:
+    """column is one of ids; a single id as `=` so the planner can read that id's documents
+    in search order from its index (migrations/030) instead of sorting all of them."""
+    if len(ids) == 1:
+        return f"{column} = {p.add(ids[0])}::bigint"
+    return f"{column} = any({p.add(list(ids))}::bigint[])"
+
+
+def _author_set_sql(a: AuthorSet, p: Params) -> str:
+    if not a.actor_ids:
+        return "false"  # a negated empty set is never compiled (it excludes nothing)
+    if a.agents_of:
+        owned = (
+            "select ag.id from actors ag where ag.workspace_id = $1 and ag.kind = 'agent'"
+            f" and {_in('ag.owner_id', a.actor_ids, p)}"
+        )
+        condition = f"d.author_id in ({owned})"
+    else:
+        condition = _in("d.author_id", a.actor_ids, p)
+    return f"not ({condition})" if a.negated else condition
+
+
+def _scope_set_sql(s: ScopeSet, p: Params) -> str | None:
+    parts = []
+    if s.root_ids:
+        parts.append(_in("d.root_scope_id", s.root_ids, p))
+    if s.thread_ids:
+        parts.append(_in("d.scope_id", s.thread_ids, p))
+    if not parts:
+        return None if s.negated else "false"
+    condition = parts[0] if len(parts) == 1 else f"({' or '.join(parts)})"
+    return f"not ({condition})" if s.negated else condition
 
 
 _ORDER = "d.global_seq desc, d.scope_id, d.seq desc, d.message_id"

@@ -15,8 +15,9 @@ A failed audit write fails the search: nothing is shown that was not audited.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -37,8 +38,10 @@ from app.search.cursor import binding, decode_cursor, encode_cursor
 from app.search.excerpts import Excerpt, excerpt_of
 from app.search.highlights import Range, highlight_ranges
 from app.search.keys import Keys
+from app.search.operator_filters import CompiledOperators, compile_operators, time_zone
+from app.search.operators import Operator, split_operators
 from app.search.paging import budget_for, page_decided, position_of
-from app.search.query import parse_query, utc_bound
+from app.search.query import ParsedQuery, parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
 MAX_FIRST = 100
@@ -72,6 +75,8 @@ class MessageSearchRequest:
     # created_at >= since and created_at < until; a time without a zone is UTC.
     since: datetime | None = None
     until: datetime | None = None
+    # The IANA zone the query's date-only operator values are days in.
+    time_zone: str = "UTC"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +95,12 @@ class MessageSearchResult:
     has_next_page: bool
     end_cursor: str | None
     budget_exhausted: bool
+    # How the query was read: its words (normalized) and its operators, resolved; the time
+    # bounds in effect (arguments and operators intersected).
+    text: str = ""
+    operators: CompiledOperators = field(default_factory=CompiledOperators)
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 async def message_search(
@@ -109,7 +120,11 @@ async def message_search(
     since, until = utc_bound("since", request.since), utc_bound("until", request.until)
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
-    parsed = parse_query(request.query)
+    zone = time_zone(request.time_zone)
+    # NFKC first, so a full-width colon or at sign reads as the operator a person meant.
+    parts = split_operators(unicodedata.normalize("NFKC", request.query))
+    parsed = parse_query(parts.text, words_required=not parts.operators)
+    normalized = _normalized(parsed, parts.operators)
 
     filters: dict[str, Any] = {"scope": None, "author": None}
     scope = None
@@ -128,7 +143,9 @@ async def message_search(
         filters["since"] = since.isoformat()
     if until is not None:
         filters["until"] = until.isoformat()
-    bound_to = binding(parsed.normalized, filters)
+    if request.time_zone != "UTC":
+        filters["time_zone"] = request.time_zone
+    bound_to = binding(normalized, filters)
     sealer, sealed_for = keys.cursors, reader.cursor_context
     start = (
         decode_cursor(request.after, bound_to, sealer, sealed_for)
@@ -137,6 +154,8 @@ async def message_search(
     )
 
     ensure_read_ready(reader.search_ready)
+    compiled = await compile_operators(db, reader, parts.operators, zone)
+    since, until = _intersection(since, until, compiled)
     budget = budget_for(first)
     # One statement: the scan, the page, and the page's messages and highlights; then the
     # page's audit row. A failed audit write fails the search (nothing is shown).
@@ -148,6 +167,8 @@ async def message_search(
             parsed.exclude,
             scope=scope,
             author=author,
+            authors=compiled.authors,
+            scopes=compiled.scopes,
             since=since,
             until=until,
             lineage_complete=reader.lineage_complete,
@@ -161,8 +182,13 @@ async def message_search(
             surface="message_search",
             actor_id=reader.actor_id,
             turn_id=None,
-            query_digest=query_digest(keys.master_key, parsed.normalized),
-            filters={**filters, "first": first, "continued": start is not None},
+            query_digest=query_digest(keys.master_key, normalized),
+            filters={
+                **filters,
+                **_audited_bounds(since, until, compiled),
+                "first": first,
+                "continued": start is not None,
+            },
             destination=reader.destination.describe(),
         ),
     )
@@ -193,4 +219,39 @@ async def message_search(
         if page.end is not None
         else None,
         budget_exhausted=page.budget_exhausted,
+        text=parsed.normalized,
+        operators=compiled,
+        since=since,
+        until=until,
     )
+
+
+def _normalized(parsed: ParsedQuery, operators: Sequence[Operator]) -> str:
+    """The query as one canonical text: its words, then its operators as typed in order
+    (cursors are bound to it, the audit keeps its digest)."""
+    return " ".join([parsed.normalized, *(o.normalized for o in operators)]).strip()
+
+
+def _intersection(
+    since: datetime | None, until: datetime | None, compiled: CompiledOperators
+) -> tuple[datetime | None, datetime | None]:
+    """Every time bound intersects: the latest start, the earliest end. An empty intersection
+    (since:2026-03-02 until:2026-03-01) is a search that matches nothing, not an error: the
+    operators were typed, and say so."""
+    starts = [t for t in (since, compiled.since) if t is not None]
+    ends = [t for t in (until, compiled.until) if t is not None]
+    return (max(starts) if starts else None, min(ends) if ends else None)
+
+
+def _audited_bounds(
+    since: datetime | None, until: datetime | None, compiled: CompiledOperators
+) -> dict[str, object]:
+    """The operators as the audit keeps them: what they compiled to (ids, the time bounds in
+    effect), never the names typed."""
+    if not compiled.readings:
+        return {}
+    return {
+        "operators": compiled.audit,
+        "effective_since": since.isoformat() if since else None,
+        "effective_until": until.isoformat() if until else None,
+    }

@@ -34,8 +34,10 @@ def _quote(term: str) -> str:
     return f'"{term}"' if " " in term else term
 
 
-def parse_query(text: str) -> ParsedQuery:
-    """Terms of a query. Raises BadUserInput for an empty, oversized or exclusion-only query."""
+def parse_query(text: str, *, words_required: bool = True) -> ParsedQuery:
+    """Terms of a query. Raises BadUserInput for an oversized query, and for an empty or
+    exclusion-only one unless `words_required` is false (a messageSearch query whose operators
+    say what to list, app.search.operators)."""
     if len(text) > MAX_QUERY_CHARS:
         raise BadUserInput(f"query is longer than {MAX_QUERY_CHARS} characters")
     # NFKC folds full-width Latin and half-width Katakana to their usual forms.
@@ -55,7 +57,7 @@ def parse_query(text: str) -> ParsedQuery:
             term = word.replace('"', "")
         if term and term not in target:
             target.append(term)
-    if not include:
+    if not include and words_required:
         raise BadUserInput("query must contain at least one word to search for")
     if len(include) + len(exclude) > MAX_TERMS:
         raise BadUserInput(f"query has more than {MAX_TERMS} terms")

@@ -32,6 +32,7 @@ async def resolve_message_search(
     until: datetime | None,
     first: int,
     after: str | None,
+    time_zone: str = "UTC",
 ) -> MessageSearchResult:
     ctx = info.context
     return await message_search(
@@ -45,6 +46,7 @@ async def resolve_message_search(
             after,
             since=since,
             until=until,
+            time_zone=time_zone,
         ),
         keys=ctx.keys,
         remember=ctx.loaders.remember_message,

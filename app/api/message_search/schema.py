@@ -36,8 +36,11 @@ _AUTHOR_KIND = {
 class MessageSearchQuery:
     @guarded(
         'Messages the viewer may read that contain every query word ("exact phrases" and '
-        "-excluded words supported), newest first. Every filter only narrows what the viewer "
-        "may read. Errors: BAD_USER_INPUT (query empty or over 500 characters / 32 terms, "
+        "-excluded words supported) and match every operator typed in the query (from:, "
+        "agents-of:, in:, since:, until:, on:; docs/api.md), newest first. Every filter and "
+        "operator only narrows what the viewer may read. Errors: BAD_USER_INPUT (query empty "
+        "or over 500 characters / 32 terms / 16 operators, an operator without a value or "
+        "with an unreadable date, an unknown timeZone, "
         "first out of range, since not before until, a time outside the years 1-9999 in UTC), "
         "INVALID_CURSOR (`after` from another search or reader), SEARCH_UNAVAILABLE (the "
         "workspace's index is not ready).",
@@ -51,8 +54,9 @@ class MessageSearchQuery:
             str,
             strawberry.argument(
                 description='Words to find, all of them; `"an exact phrase"` and `-word` to '
-                "exclude. At most 500 characters and 32 terms. Case and English word forms are "
-                "matched loosely (stemming)."
+                "exclude; operators such as `from:@bob in:#infra since:2026-03-01` (docs/api.md, "
+                "Operators). At most 500 characters and 32 terms. Case and English word forms "
+                "are matched loosely (stemming). A query of operators only lists their messages."
             ),
         ],
         scope_id: Annotated[
@@ -80,6 +84,14 @@ class MessageSearchQuery:
                 "than `since`. A time without a zone is UTC."
             ),
         ] = None,
+        time_zone: Annotated[
+            str,
+            strawberry.argument(
+                description="The IANA time zone (such as Europe/Paris) in which the query's "
+                "date operators (since:2026-03-01, on:2026-03-14) are whole days. An unknown "
+                "zone is BAD_USER_INPUT."
+            ),
+        ] = "UTC",
         first: Annotated[
             int | None,
             strawberry.argument(
@@ -90,7 +102,7 @@ class MessageSearchQuery:
             str | None,
             strawberry.argument(
                 description="pageInfo.endCursor of the previous page. Only valid with the same "
-                "query and filters (query, scopeId, author, since, until); `first` may change."
+                "query and filters (query, scopeId, author, since, until, timeZone); `first` may change."
             ),
         ] = None,
     ) -> MessageSearchConnection:
@@ -104,6 +116,7 @@ class MessageSearchQuery:
                 until,
                 DEFAULT_FIRST if first is None else first,
                 after,
+                time_zone,
             )
         )
 

@@ -3,15 +3,19 @@ of app.search.message_search."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import Enum
 
 import strawberry
 
-from app.api.directory.types import Message
+from app.api.directory.types import Agent, Member, Message, Scope
+from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PER_ITEM, sized
 from app.data.readiness import ReadinessRow
+from app.data.rows import ActorRow, ScopeRow
 from app.search.message_search import MessageHit, MessageSearchResult
+from app.search.operator_filters import Reading
 
 
 @strawberry.enum(description="Whose messages an author filter keeps.")
@@ -98,6 +102,64 @@ class MessageSearchEdge:
         )
 
 
+def _match(row: ActorRow | ScopeRow) -> Member | Agent | Scope:
+    if isinstance(row, ScopeRow):
+        return Scope.of(row)
+    return Member.of(row) if row.kind == "member" else Agent.of(row)
+
+
+@strawberry.type(
+    description="One operator of the query (from:, agents-of:, in:, since:, "
+    "until:, on:), as it was read."
+)
+class QueryOperator:
+    name: str = strawberry.field(
+        description="The operator in lower case, without the colon: from, agents-of, in, "
+        "since, until or on."
+    )
+    value: str = strawberry.field(description="The value as typed, quotes removed.")
+    negated: bool = strawberry.field(description="Typed with a leading `-`: excludes.")
+    known: bool = strawberry.field(
+        description="The value named something the viewer may see (always true for dates). "
+        "False: a positive operator matches nothing, a negated one excludes nothing; a name "
+        "that does not exist and one the viewer may not see are both false."
+    )
+    matches: list[Node] = sized(
+        "What the value resolved to (Member, Agent or Scope nodes): members or agents (from:), the member (agents-of:), "
+        "conversations (in:; the DM for in:@person). Empty for dates and unknown values.",
+        PER_ITEM,
+    )
+
+    @classmethod
+    def of(cls, r: Reading) -> QueryOperator:
+        return cls(
+            name=r.operator.name,
+            value=r.operator.value,
+            negated=r.operator.negated,
+            known=r.known,
+            matches=[_match(m) for m in r.matches],
+        )
+
+
+@strawberry.type(
+    description="How messageSearch read its query, so a client can show it back "
+    "(chips for operators, a warning for one that matched nothing)."
+)
+class QueryInterpretation:
+    text: str = strawberry.field(
+        description="The words searched for, normalized (lower case, phrases quoted, "
+        "excluded words with `-`); empty for a query of operators only."
+    )
+    operators: list[QueryOperator] = sized("The operators, in the order typed.", PER_ITEM)
+    since: datetime | None = strawberry.field(
+        description="The start of the time range in effect (arguments and operators "
+        "intersected), in UTC; null: none."
+    )
+    until: datetime | None = strawberry.field(
+        description="The (exclusive) end of the time range in effect, in UTC; null: none."
+    )
+
+
 @strawberry.type(description="A page of messageSearch hits, newest first.")
 class MessageSearchConnection:
     edges: list[MessageSearchEdge] = sized(
@@ -113,6 +175,9 @@ class MessageSearchConnection:
         "not read count too) before filling the page. The page may be short or empty; "
         "continue from pageInfo.endCursor."
     )
+    interpretation: QueryInterpretation = strawberry.field(
+        description="How the query was read: its words and its operators (docs/api.md, Operators)."
+    )
 
     @classmethod
     def of(cls, result: MessageSearchResult) -> MessageSearchConnection:
@@ -120,6 +185,12 @@ class MessageSearchConnection:
             edges=[MessageSearchEdge.of(h) for h in result.hits],
             page_info=PageInfo(has_next_page=result.has_next_page, end_cursor=result.end_cursor),
             candidate_budget_exhausted=result.budget_exhausted,
+            interpretation=QueryInterpretation(
+                text=result.text,
+                operators=[QueryOperator.of(r) for r in result.operators.readings],
+                since=result.since,
+                until=result.until,
+            ),
         )
 
 
