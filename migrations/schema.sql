@@ -335,7 +335,8 @@ CREATE FUNCTION public.recall_token_reader(p_token_hash bytea, p_workspace bigin
     AS $$
 begin
     return query
-    select t.workspace_id, t.kind, t.actor_id, t.turn_id, w.default_namespace_id,
+    select t.workspace_id, t.kind, t.actor_id, t.turn_id,
+           coalesce(ta.namespace_id, w.default_namespace_id),
            a.kind, a.namespace_id, a.readers,
            coalesce(r.migrated and r.backfilled and r.finalized and r.read_ready, false),
            tu.scope_id, coalesce(ts.parent_id, ts.id), tu.requester_id, tu.trigger_message_id,
@@ -349,6 +350,8 @@ begin
                  and lm.lineage_audience_ids is null)
     from tokens t
     join workspaces w on w.id = t.workspace_id
+    left join actors ta on t.kind = 'member' and ta.workspace_id = t.workspace_id
+        and ta.id = t.actor_id
     left join search_readiness r on r.workspace_id = t.workspace_id
     left join turns tu on t.kind = 'turn' and tu.workspace_id = t.workspace_id
         and tu.id = t.turn_id and tu.agent_id = t.actor_id
@@ -402,9 +405,11 @@ END) STORED,
     deactivated_at timestamp with time zone,
     archived_at timestamp with time zone,
     deleted_at timestamp with time zone,
+    namespace_id bigint,
     CONSTRAINT actors_key_check CHECK ((key <> ''::text)),
     CONSTRAINT actors_kind_check CHECK ((kind = ANY (ARRAY['member'::text, 'agent'::text]))),
     CONSTRAINT actors_lifecycle_check CHECK ((((kind = 'member'::text) OR (deactivated_at IS NULL)) AND ((kind = 'agent'::text) OR ((archived_at IS NULL) AND (deleted_at IS NULL))))),
+    CONSTRAINT actors_namespace_check CHECK (((kind = 'member'::text) = (namespace_id IS NOT NULL))),
     CONSTRAINT actors_owner_check CHECK (
 CASE kind
     WHEN 'member'::text THEN (owner_id IS NULL)
@@ -421,6 +426,35 @@ CREATE TABLE public.audiences (
     CONSTRAINT audiences_check CHECK (((kind = 'public'::text) = (namespace_id IS NULL))),
     CONSTRAINT audiences_check1 CHECK (((kind = ANY (ARRAY['members'::text, 'external'::text])) OR (cardinality(readers) = 0))),
     CONSTRAINT audiences_kind_check CHECK ((kind = ANY (ARRAY['public'::text, 'workspace'::text, 'members'::text, 'external'::text])))
+);
+
+CREATE TABLE public.identity_link_codes (
+    workspace_id bigint NOT NULL,
+    id bigint DEFAULT nextval('public.recall_ids'::regclass) NOT NULL,
+    member_id bigint NOT NULL,
+    code_hash bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone,
+    cancelled_at timestamp with time zone
+);
+
+CREATE TABLE public.identity_links (
+    workspace_id bigint NOT NULL,
+    id bigint DEFAULT nextval('public.recall_ids'::regclass) NOT NULL,
+    member_a bigint NOT NULL,
+    namespace_a bigint NOT NULL,
+    member_b bigint NOT NULL,
+    namespace_b bigint NOT NULL,
+    code_id bigint NOT NULL,
+    verified_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_by bigint,
+    revoked_via text,
+    CONSTRAINT identity_links_check CHECK (((member_a <> member_b) AND (namespace_a <> namespace_b))),
+    CONSTRAINT identity_links_check1 CHECK (((revoked_at IS NULL) = (revoked_via IS NULL))),
+    CONSTRAINT identity_links_check2 CHECK (((revoked_by IS NULL) OR (revoked_via = 'member'::text))),
+    CONSTRAINT identity_links_revoked_via_check CHECK ((revoked_via = ANY (ARRAY['member'::text, 'connector'::text, 'deactivation'::text])))
 );
 
 CREATE TABLE public.memories (
@@ -646,6 +680,15 @@ ALTER TABLE ONLY public.actors
 ALTER TABLE ONLY public.audiences
     ADD CONSTRAINT audiences_pkey PRIMARY KEY (workspace_id, id);
 
+ALTER TABLE ONLY public.identity_link_codes
+    ADD CONSTRAINT identity_link_codes_pkey PRIMARY KEY (workspace_id, id);
+
+ALTER TABLE ONLY public.identity_link_codes
+    ADD CONSTRAINT identity_link_codes_workspace_id_code_hash_key UNIQUE (workspace_id, code_hash);
+
+ALTER TABLE ONLY public.identity_links
+    ADD CONSTRAINT identity_links_pkey PRIMARY KEY (workspace_id, id);
+
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_pkey PRIMARY KEY (workspace_id, id);
 
@@ -741,6 +784,8 @@ ALTER TABLE ONLY public.workspaces
 
 CREATE INDEX actors_agent_names ON public.actors USING btree (workspace_id, lower(name)) WHERE (kind = 'agent'::text);
 
+CREATE UNIQUE INDEX actors_member_namespace ON public.actors USING btree (workspace_id, id, namespace_id);
+
 CREATE INDEX actors_name ON public.actors USING btree (workspace_id, name);
 
 CREATE INDEX actors_owner ON public.actors USING btree (workspace_id, owner_id) WHERE (owner_id IS NOT NULL);
@@ -748,6 +793,16 @@ CREATE INDEX actors_owner ON public.actors USING btree (workspace_id, owner_id) 
 CREATE UNIQUE INDEX audiences_identity ON public.audiences USING btree (workspace_id, kind, COALESCE(namespace_id, (0)::bigint), readers);
 
 CREATE INDEX audiences_readers ON public.audiences USING gin (readers);
+
+CREATE INDEX identity_link_codes_member ON public.identity_link_codes USING btree (workspace_id, member_id) WHERE ((used_at IS NULL) AND (cancelled_at IS NULL));
+
+CREATE INDEX identity_links_a ON public.identity_links USING btree (workspace_id, member_a) WHERE (revoked_at IS NULL);
+
+CREATE INDEX identity_links_a_all ON public.identity_links USING btree (workspace_id, member_a);
+
+CREATE INDEX identity_links_b ON public.identity_links USING btree (workspace_id, member_b) WHERE (revoked_at IS NULL);
+
+CREATE INDEX identity_links_b_all ON public.identity_links USING btree (workspace_id, member_b);
 
 CREATE INDEX message_sources_source ON public.message_sources USING btree (workspace_id, source_message_id);
 
@@ -765,9 +820,13 @@ CREATE INDEX scopes_root_message ON public.scopes USING btree (workspace_id, roo
 
 CREATE INDEX search_audit_turn ON public.search_audit USING btree (workspace_id, turn_id) WHERE (turn_id IS NOT NULL);
 
+CREATE INDEX search_documents_author_recency ON public.search_documents USING btree (workspace_id, author_id, global_seq DESC);
+
 CREATE INDEX search_documents_created ON public.search_documents USING btree (workspace_id, created_at);
 
 CREATE INDEX search_documents_recency ON public.search_documents USING btree (workspace_id, global_seq DESC, scope_id, seq DESC, message_id);
+
+CREATE INDEX search_documents_root_recency ON public.search_documents USING btree (workspace_id, root_scope_id, global_seq DESC);
 
 CREATE INDEX search_documents_tsv ON public.search_documents USING gin (tsv) WITH (gin_pending_list_limit='256');
 
@@ -794,6 +853,9 @@ CREATE TRIGGER search_documents_count_update AFTER UPDATE OF tsv ON public.searc
 CREATE TRIGGER workspaces_born_ready AFTER INSERT ON public.workspaces FOR EACH ROW EXECUTE FUNCTION public.recall_workspace_born_ready();
 
 ALTER TABLE ONLY public.actors
+    ADD CONSTRAINT actors_namespace_fkey FOREIGN KEY (workspace_id, namespace_id) REFERENCES public.namespaces(workspace_id, id);
+
+ALTER TABLE ONLY public.actors
     ADD CONSTRAINT actors_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.actors
@@ -804,6 +866,27 @@ ALTER TABLE ONLY public.audiences
 
 ALTER TABLE ONLY public.audiences
     ADD CONSTRAINT audiences_workspace_id_namespace_id_fkey FOREIGN KEY (workspace_id, namespace_id) REFERENCES public.namespaces(workspace_id, id);
+
+ALTER TABLE ONLY public.identity_link_codes
+    ADD CONSTRAINT identity_link_codes_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.identity_link_codes
+    ADD CONSTRAINT identity_link_codes_workspace_id_member_id_fkey FOREIGN KEY (workspace_id, member_id) REFERENCES public.actors(workspace_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.identity_links
+    ADD CONSTRAINT identity_links_workspace_id_code_id_fkey FOREIGN KEY (workspace_id, code_id) REFERENCES public.identity_link_codes(workspace_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.identity_links
+    ADD CONSTRAINT identity_links_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.identity_links
+    ADD CONSTRAINT identity_links_workspace_id_member_a_namespace_a_fkey FOREIGN KEY (workspace_id, member_a, namespace_a) REFERENCES public.actors(workspace_id, id, namespace_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.identity_links
+    ADD CONSTRAINT identity_links_workspace_id_member_b_namespace_b_fkey FOREIGN KEY (workspace_id, member_b, namespace_b) REFERENCES public.actors(workspace_id, id, namespace_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.identity_links
+    ADD CONSTRAINT identity_links_workspace_id_revoked_by_fkey FOREIGN KEY (workspace_id, revoked_by) REFERENCES public.actors(workspace_id, id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_workspace_id_audience_id_fkey FOREIGN KEY (workspace_id, audience_id) REFERENCES public.audiences(workspace_id, id);

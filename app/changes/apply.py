@@ -33,10 +33,11 @@ from app.changes.model import (
     MakeScopePrivate,
     PostMessage,
     RemoveScopeMembers,
+    RevokeIdentityLinks,
     UpsertAgent,
     UpsertMember,
 )
-from app.data import actors, deletions, lineage, memories, message_writes, scopes
+from app.data import actors, deletions, identity_links, lineage, memories, message_writes, scopes
 from app.data.actors import ActorState
 from app.data.audiences import AudienceSpec, audience_id, conversation_audiences, follows_membership
 from app.data.executor import Executor
@@ -99,6 +100,8 @@ class _Applier:
         self.ws = ws
         self.last_global_seq = ws.last_global_seq
         self.lineage_forgotten = False
+        # Namespace ids by name, as this batch resolved (or created) them.
+        self.namespaces: dict[str, int] = {}
 
     # Each handler returns False for "unchanged", True (or a count) for "applied".
 
@@ -139,17 +142,33 @@ class _Applier:
                 return await self._deleteMessage(change)
             case EraseMemberMessages():
                 return await self._eraseMemberMessages(change)
+            case RevokeIdentityLinks():
+                return await self._revokeIdentityLinks(change)
 
     # --- actors ------------------------------------------------------------------------
+
+    async def _namespace(self, name: str | None) -> int:
+        """A namespace named by a change (docs/identity.md): None is the workspace's; another
+        is created the first time it is named."""
+        if name is None:
+            return self.ws.namespace_id
+        if name not in self.namespaces:
+            self.namespaces[name] = await actors.namespace_id(self.db, self.ws.id, name)
+        return self.namespaces[name]
 
     async def _upsertMember(self, c: UpsertMember) -> bool:
         found = (await actors.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
         name = c.name or c.key
         if found is None:
-            await actors.insert_actor(self.db, self.ws.id, c.key, "member", name, None)
+            ns = await self._namespace(c.namespace)
+            await actors.insert_actor(self.db, self.ws.id, c.key, "member", name, None, ns)
             return True
         if found.kind != "member":
             raise _Reject(f"'{_short(c.key)}' is an agent, not a member")
+        if c.namespace is not None and await self._namespace(c.namespace) != found.namespace_id:
+            # Its audiences, scopes and links are in its namespace: another identity is
+            # another member.
+            raise _Reject(f"member '{_short(c.key)}' is in another namespace; it cannot move")
         if found.name == name:
             return False
         await actors.update_actor(self.db, self.ws.id, found.id, name, None)
@@ -160,7 +179,15 @@ class _Applier:
         if member.deactivated:
             return False
         await actors.deactivate_member(self.db, self.ws.id, member.id)
+        await identity_links.revoke_member_links(self.db, self.ws.id, member.id, "deactivation")
         return True
+
+    async def _revokeIdentityLinks(self, c: RevokeIdentityLinks) -> bool:
+        member = await self._actor(c.key, "member")
+        revoked = await identity_links.revoke_member_links(
+            self.db, self.ws.id, member.id, "connector"
+        )
+        return revoked > 0
 
     async def _upsertAgent(self, c: UpsertAgent) -> bool:
         found = await actors.actors_by_keys(self.db, self.ws.id, [c.key, c.owner])
@@ -209,6 +236,8 @@ class _Applier:
         )
         found = existing.get(c.key)
         if found is not None:
+            if c.namespace is not None and await self._namespace(c.namespace) != found.namespace_id:
+                raise _Reject(f"scope '{_short(c.key)}' exists in another namespace")
             return self._replayed_scope(c, found, existing.get(c.parent) if c.parent else None)
         if c.kind == "thread":
             return await self._create_thread(c, existing.get(c.parent) if c.parent else None)
@@ -219,6 +248,8 @@ class _Applier:
         if c.parent is not None or c.root is not None:
             raise _Reject("only a thread has a parent and a root")
         actors = await self._live_actors(c.members or [])
+        ns = await self._namespace(c.namespace)
+        self._same_namespace(actors, ns)
         people = [a.id for a in actors if a.kind == "member"]
         if follows_membership(c.kind, c.visibility) and not people:
             what = "a dm" if c.kind == "dm" else f"a {c.visibility} channel"
@@ -227,18 +258,26 @@ class _Applier:
         await scopes.insert_scope(
             self.db,
             self.ws.id,
-            self.ws.namespace_id,
+            ns,
             key=c.key,
             kind=c.kind,
             visibility=c.visibility,
             name=c.name,
             parent_id=None,
             root_message_id=None,
-            origin_audience_id=await self._audience(origin),
-            destination_audience_id=await self._audience(destination),
+            origin_audience_id=await self._audience(origin, ns),
+            destination_audience_id=await self._audience(destination, ns),
             member_ids=[a.id for a in actors],
         )
         return True
+
+    def _same_namespace(self, members: Sequence[ActorState], ns: int) -> None:
+        """A scope's people belong to its namespace; agents may be in scopes of any."""
+        for a in members:
+            if a.kind == "member" and a.namespace_id != ns:
+                raise _Reject(
+                    f"members: '{_short(a.key)}' is a member of another namespace than the scope's"
+                )
 
     def _replayed_scope(self, c: CreateScope, found: ScopeState, parent: ScopeState | None) -> bool:
         if found.kind != c.kind or (
@@ -271,6 +310,8 @@ class _Applier:
             raise _Reject("parent: a thread's parent is a channel or dm")
         if c.root is None:
             raise _Reject("root: a thread needs a root message")
+        if c.namespace is not None and await self._namespace(c.namespace) != parent.namespace_id:
+            raise _Reject("namespace: a thread is in its parent's namespace")
         root = (await message_writes.messages_by_keys(self.db, self.ws.id, [c.root])).get(c.root)
         if root is None or root.scope_id != parent.id:
             raise _Reject(f"root: no message '{_short(c.root)}' in the parent scope")
@@ -278,7 +319,7 @@ class _Applier:
         await scopes.insert_scope(
             self.db,
             self.ws.id,
-            self.ws.namespace_id,
+            parent.namespace_id,
             key=c.key,
             kind="thread",
             visibility=None,
@@ -294,6 +335,7 @@ class _Applier:
     async def _addScopeMembers(self, c: AddScopeMembers) -> bool:
         scope = await self._conversation(c.scope)
         actors = await self._live_actors(c.members)
+        self._same_namespace(actors, scope.namespace_id)
         added = await scopes.add_members(self.db, self.ws.id, scope.id, [a.id for a in actors])
         if added and any(a.kind == "member" for a in actors):
             await self._follow_membership(scope)
@@ -325,7 +367,9 @@ class _Applier:
                 f"only a public channel can be made private, not a {scope.visibility} one"
             )
         people = await scopes.people_of(self.db, self.ws.id, scope.id)
-        audience = await self._audience(conversation_audiences("channel", "private", people)[0])
+        audience = await self._audience(
+            conversation_audiences("channel", "private", people)[0], scope.namespace_id
+        )
         await scopes.set_conversation_audiences(
             self.db,
             self.ws.id,
@@ -357,8 +401,8 @@ class _Applier:
             self.ws.id,
             scope.id,
             visibility=None,
-            origin_audience_id=await self._audience(origin),
-            destination_audience_id=await self._audience(destination),
+            origin_audience_id=await self._audience(origin, scope.namespace_id),
+            destination_audience_id=await self._audience(destination, scope.namespace_id),
         )
 
     async def _live_actors(self, keys: Sequence[str]) -> list[ActorState]:
@@ -375,14 +419,18 @@ class _Applier:
             out.append(actor)
         return out
 
-    async def _audience(self, spec: AudienceSpec) -> int:
-        return await audience_id(self.db, self.ws.id, self.ws.namespace_id, spec)
+    async def _audience(self, spec: AudienceSpec, namespace_id: int) -> int:
+        """The audience `spec` in a namespace: the scope's (docs/identity.md)."""
+        return await audience_id(self.db, self.ws.id, namespace_id, spec)
 
     # --- memories ----------------------------------------------------------------------
 
     async def _createMemory(self, c: CreateMemory) -> bool:
         if await memories.memories_by_keys(self.db, self.ws.id, [c.key]):
             return False
+        if c.audience.kind == "public" and c.audience.namespace is not None:
+            raise _Reject("audience.namespace: a public audience has no namespace")
+        ns = await self._namespace(c.audience.namespace)
         readers: list[int] = []
         if c.audience.kind == "members":
             if not c.audience.readers:
@@ -391,11 +439,15 @@ class _Applier:
             for key in c.audience.readers:
                 if key not in found or found[key].kind != "member":
                     raise _Reject(f"audience.readers: unknown member '{_short(key)}'")
+                if found[key].namespace_id != ns:
+                    raise _Reject(
+                        f"audience.readers: '{_short(key)}' is a member of another namespace"
+                    )
             readers = [found[k].id for k in c.audience.readers]
         elif c.audience.readers:
             raise _Reject("audience.readers: only a members audience has readers")
         spec = AudienceSpec(c.audience.kind, tuple(sorted(set(readers))))
-        await memories.insert_memory(self.db, self.ws.id, c.key, await self._audience(spec))
+        await memories.insert_memory(self.db, self.ws.id, c.key, await self._audience(spec, ns))
         return True
 
     # --- messages ----------------------------------------------------------------------

@@ -81,6 +81,12 @@ class EraseMemberMessages(KeyOnly):
     CHANGE: ClassVar[str] = "eraseMemberMessages"
 
 
+class RevokeIdentityLinks(KeyOnly):
+    """Every live identity link of that member is revoked (docs/identity.md)."""
+
+    CHANGE: ClassVar[str] = "revokeIdentityLinks"
+
+
 class ScopeMembers(_Model):
     scope: Key
     members: Keys = Field(min_length=1)
@@ -104,7 +110,7 @@ class EditMessage(_Model):
 Change = (
     UpsertMember | DeactivateMember | UpsertAgent | ArchiveAgent | DeleteAgent | CreateScope
     | AddScopeMembers | RemoveScopeMembers | MakeScopePrivate | CreateMemory | PostMessage
-    | EditMessage | DeleteMessage | EraseMemberMessages
+    | EditMessage | DeleteMessage | EraseMemberMessages | RevokeIdentityLinks
 )  # fmt: skip
 
 # The change kinds by their CONTRACT name.

@@ -22,6 +22,8 @@ class ActorState:
     deactivated: bool
     archived: bool
     deleted: bool
+    # A member's namespace (docs/identity.md); None for an agent.
+    namespace_id: int | None = None
 
 
 async def actors_by_keys(
@@ -30,7 +32,8 @@ async def actors_by_keys(
     rows = await db.fetch(
         """
         select id, key, kind, name, owner_id, deactivated_at is not null as deactivated,
-               archived_at is not null as archived, deleted_at is not null as deleted
+               archived_at is not null as archived, deleted_at is not null as deleted,
+               namespace_id
         from actors where workspace_id = $1 and key = any($2::text[])
         """,
         workspace_id,
@@ -40,18 +43,46 @@ async def actors_by_keys(
 
 
 async def insert_actor(
-    db: Executor, workspace_id: int, key: str, kind: str, name: str, owner_id: int | None
+    db: Executor,
+    workspace_id: int,
+    key: str,
+    kind: str,
+    name: str,
+    owner_id: int | None,
+    namespace_id: int | None = None,
 ) -> int:
+    """A new member (in `namespace_id`) or agent (none)."""
     actor_id: int = await db.fetchval(
-        "insert into actors (workspace_id, key, kind, name, owner_id)"
-        " select $1, $2, $3, $4, $5 returning id",
+        "insert into actors (workspace_id, key, kind, name, owner_id, namespace_id)"
+        " select $1, $2, $3, $4, $5, $6 returning id",
         workspace_id,
         key,
         kind,
         name,
         owner_id,
+        namespace_id,
     )
     return actor_id
+
+
+async def namespace_id(db: Executor, workspace_id: int, name: str) -> int:
+    """The id of the workspace's namespace `name`, created if it has none yet."""
+    found: int = await db.fetchval(
+        """
+        with created as (
+            insert into namespaces (workspace_id, name) select $1, $2
+            on conflict do nothing
+            returning id
+        )
+        select id from created
+        union all
+        select id from namespaces where workspace_id = $1 and name = $2
+        limit 1
+        """,
+        workspace_id,
+        name,
+    )
+    return found
 
 
 async def update_actor(

@@ -32,6 +32,16 @@ async def actors_by_ids(db: Session, workspace_id: int, ids: Sequence[int]) -> l
     return [ActorRow.of(r) for r in rows]
 
 
+async def namespace_names(db: Session, workspace_id: int, ids: Sequence[int]) -> dict[int, str]:
+    """The names of the workspace's namespaces `ids` (a member's: docs/identity.md)."""
+    rows = await db.fetch(
+        "select id, name from namespaces where workspace_id = $1 and id = any($2::bigint[])",
+        workspace_id,
+        list(ids),
+    )
+    return {r["id"]: r["name"] for r in rows}
+
+
 async def actors_in_workspace(
     db: Session, workspace_id: int, kind: str, *, include_inactive: bool = False
 ) -> list[ActorRow]:

@@ -27,7 +27,8 @@ def actor_columns(a: str, prefix: str = "") -> str:
         f"{a}.id as {p}id, {a}.key as {p}key, {a}.kind as {p}kind, {a}.name as {p}name,"
         f" {a}.owner_id as {p}owner_id, case when {a}.deleted_at is not null then 'deleted'"
         f" when {a}.archived_at is not null then 'archived'"
-        f" when {a}.deactivated_at is not null then 'deactivated' else 'active' end as {p}state"
+        f" when {a}.deactivated_at is not null then 'deactivated' else 'active' end as {p}state,"
+        f" {a}.namespace_id as {p}namespace_id"
     )
 
 
@@ -40,6 +41,8 @@ class ActorRow:
     owner_id: int | None
     # active | deactivated (a person) | archived | deleted (an agent): docs/changes.md
     state: str = "active"
+    # A member's connector namespace (docs/identity.md); None for an agent.
+    namespace_id: int | None = None
 
     @classmethod
     def of(cls, r: asyncpg.Record, prefix: str = "") -> ActorRow:
@@ -48,7 +51,7 @@ class ActorRow:
         p = prefix
         return cls(
             r[p + "id"], r[p + "key"], r[p + "kind"], r[p + "name"], r[p + "owner_id"],
-            r[p + "state"],
+            r[p + "state"], r[p + "namespace_id"],
         )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ class ScopeState:
     origin_audience_id: int
     last_seq: int
     made_private: bool
+    namespace_id: int = 0
 
 
 async def scopes_by_keys(
@@ -30,7 +31,7 @@ async def scopes_by_keys(
     rows = await db.fetch(
         """
         select id, key, kind, visibility, parent_id, origin_audience_id, last_seq,
-               made_private_at is not null as made_private
+               made_private_at is not null as made_private, namespace_id
         from scopes where workspace_id = $1 and key = any($2::text[])
         """,
         workspace_id,

@@ -17,7 +17,7 @@ from app.data import bulk_load, term_stats
 # The columns each table is COPYed with.
 COLUMNS: dict[str, tuple[str, ...]] = {
     "namespaces": ("workspace_id", "id", "name"),
-    "actors": ("workspace_id", "id", "key", "kind", "name", "owner_id"),
+    "actors": ("workspace_id", "id", "key", "kind", "name", "owner_id", "namespace_id"),
     "audiences": ("workspace_id", "id", "kind", "namespace_id", "readers"),
     "scopes": (
         "workspace_id", "id", "key", "kind", "visibility", "name", "namespace_id", "parent_id",

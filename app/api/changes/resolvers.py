@@ -69,4 +69,5 @@ _CAMEL = {
     "edit_message": "editMessage",
     "delete_message": "deleteMessage",
     "erase_member_messages": "eraseMemberMessages",
+    "revoke_identity_links": "revokeIdentityLinks",
 }

@@ -16,6 +16,10 @@ class MemberInput:
     name: str | None = strawberry.field(
         default=None, description="Display name; null means the key."
     )
+    namespace: str | None = strawberry.field(
+        default=None,
+        description="The connector namespace of this identity (`type:name`); null means the workspace's. A member cannot move to another namespace (docs/identity.md).",
+    )
 
 
 @strawberry.input(description="The key of the member, agent, scope or message a change names.")
@@ -54,6 +58,10 @@ class ScopeInput:
     root: str | None = strawberry.field(
         default=None, description="Threads only: the key of the parent's message they answer."
     )
+    namespace: str | None = strawberry.field(
+        default=None,
+        description="The scope's connector namespace; null means the workspace's (a thread: its parent's). Its people must be members of it; agents may be in scopes of any namespace.",
+    )
 
 
 @strawberry.input(description="People or agents joining or leaving a channel or dm.")
@@ -68,6 +76,10 @@ class MemoryAudienceInput:
     readers: list[str] | None = strawberry.field(
         default=None,
         description="For `members`: the keys of the people (not agents) who may read it.",
+    )
+    namespace: str | None = strawberry.field(
+        default=None,
+        description="The audience's namespace (not for `public`); null means the workspace's. Its readers must be members of it.",
     )
 
 
@@ -112,7 +124,8 @@ class ChangeInput:
     )
     deactivate_member: KeyInput | None = strawberry.field(
         default=strawberry.UNSET,
-        description="The person's tokens stop working at once; their messages stay.",
+        description="The person's tokens stop working at once and their identity links are "
+        "revoked; their messages stay.",
     )
     upsert_agent: AgentInput | None = strawberry.field(
         default=strawberry.UNSET,
@@ -159,6 +172,11 @@ class ChangeInput:
     )
     erase_member_messages: KeyInput | None = strawberry.field(
         default=strawberry.UNSET, description="Delete every message that person wrote."
+    )
+    revoke_identity_links: KeyInput | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Revoke every live identity link of that person (docs/identity.md); what "
+        "a link opened is closed from the next request on.",
     )
 
 
