@@ -75,3 +75,8 @@ READ_CONVERSATION = policy("read_conversation", TokenKind.MEMBER)
 # The directory and the scopes a reader may list: what people and agents pick from. A
 # connector writes the directory and reads none of it (it only needs its workspace's key).
 DIRECTORY = policy("Reading the workspace's directory", *_READERS)
+# Linked identities (docs/identity.md): a person proves each identity with its own member
+# token, and only a member token may revoke (its own links).
+START_IDENTITY_LINK = policy("startIdentityLink", TokenKind.MEMBER)
+CONFIRM_IDENTITY_LINK = policy("confirmIdentityLink", TokenKind.MEMBER)
+REVOKE_IDENTITY_LINK = policy("revokeIdentityLink", TokenKind.MEMBER)

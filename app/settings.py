@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     # Origins allowed to call the API from a browser, comma-separated (`*` for any). Empty:
     # CORS off, no Access-Control-* header is ever sent.
     cors_origins: str = Field(default="", alias="RECALL_CORS_ORIGINS")
+    # How long an identity link code (startIdentityLink) stays usable, in seconds
+    # (docs/identity.md): ten minutes; tests make it short.
+    link_code_ttl: int = Field(default=600, alias="RECALL_LINK_CODE_TTL", ge=1, le=86400)
 
     @property
     def cors_origin_list(self) -> list[str]:

@@ -11,7 +11,7 @@ import binascii
 
 import strawberry
 
-NODE_TYPES = frozenset({"Workspace", "Scope", "Member", "Agent", "Message", "Turn"})
+NODE_TYPES = frozenset({"Workspace", "Scope", "Member", "Agent", "Message", "Turn", "IdentityLink"})
 
 
 def encode_id(type_name: str, pk: int) -> strawberry.ID:

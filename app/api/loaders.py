@@ -7,7 +7,8 @@ from typing import TypeVar
 
 from aiodataloader import DataLoader
 
-from app.data import directory, messages
+from app.data import directory, identity_links, messages
+from app.data.identity_links import LinkRow
 from app.data.readers import Reader
 from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.data.session import Session
@@ -74,6 +75,31 @@ class MessageByIdLoader(_Loader[MessageRow]):
         return [by_key.get(k) for k in keys]
 
 
+class NamespaceNameLoader(_Loader[str]):
+    """A member's namespace, by id: the workspace's namespace names (a handful)."""
+
+    async def batch_load_fn(self, keys: list[int]) -> list[str | None]:
+        names = await directory.namespace_names(self.db, self.reader.workspace_id, keys)
+        return [names.get(k) for k in keys]
+
+
+class ViewerLinksLoader(_Loader[list[LinkRow]]):
+    """Member.identityLinks: the viewer's own links (live and revoked) on the viewer's member
+    and on each member linked to it; nothing on anyone else, nor for a token that is not a
+    member's. One statement per request, whatever the number of members asked."""
+
+    async def batch_load_fn(self, keys: list[int]) -> list[list[LinkRow] | None]:
+        reader = self.reader
+        if reader.kind != "member":
+            return [[] for _ in keys]
+        links = await identity_links.links_of(self.db, reader.workspace_id, reader.actor_id)
+        viewer = reader.actor_id
+        return [
+            list(links) if k == viewer else [link for link in links if link.other(viewer) == k]
+            for k in keys
+        ]
+
+
 class Loaders:
     """Every loader of one request. Creating one is cheap; it runs no statement until used."""
 
@@ -81,6 +107,8 @@ class Loaders:
         self.actor_by_id = ActorByIdLoader(db, reader)
         self.unchecked_scope_by_id = UncheckedScopeByIdLoader(db, reader)
         self.readable_scope_by_id = ReadableScopeByIdLoader(db, reader)
+        self.namespace_name = NamespaceNameLoader(db, reader)
+        self.viewer_links = ViewerLinksLoader(db, reader)
         self.message_by_id = MessageByIdLoader(
             db, reader, self.actor_by_id, self.unchecked_scope_by_id
         )

@@ -11,10 +11,11 @@ from strawberry.extensions import MaxTokensLimiter, ParserCache, ValidationCache
 from strawberry.tools import merge_types
 
 from app.api.changes.schema import ChangesMutation
-from app.api.directory.types import Agent, Member, Message, Scope, Workspace
+from app.api.directory.types import Agent, IdentityLink, Member, Message, Scope, Workspace
 from app.api.execution import RecallExecutionContext
 from app.api.history.schema import HistoryMutation, HistoryQuery
 from app.api.history.types import Turn
+from app.api.identity.schema import IdentityMutation
 from app.api.internals import verify
 from app.api.limits import RequestLimits
 from app.api.message_search.schema import MessageSearchQuery
@@ -22,7 +23,7 @@ from app.api.viewer.schema import CoreQuery
 
 # Each API area contributes its root fields here.
 QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery)
-MUTATION_PARTS: tuple[type, ...] = (HistoryMutation, ChangesMutation)
+MUTATION_PARTS: tuple[type, ...] = (HistoryMutation, ChangesMutation, IdentityMutation)
 
 
 def _root(name: str, parts: tuple[type, ...], description: str) -> type:
@@ -42,7 +43,7 @@ Mutation = _root(
     "Mutation",
     MUTATION_PARTS,
     "Writes: agent turns and replies (agent and turn tokens) and connector changes "
-    "(connector tokens).",
+    "(connector tokens), and linking a person's identities (member tokens).",
 )
 
 
@@ -58,7 +59,7 @@ schema = RecallSchema(
     # Leaf fields that are only an attribute skip graphql-core's per-field machinery.
     execution_context_class=RecallExecutionContext,
     mutation=Mutation,
-    types=[Workspace, Scope, Member, Agent, Message, Turn],
+    types=[Workspace, Scope, Member, Agent, Message, Turn, IdentityLink],
     extensions=[
         lambda: MaxTokensLimiter(max_token_count=4000),
         # Clients send the same few documents over and over; parsing and validating one costs

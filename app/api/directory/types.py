@@ -17,12 +17,17 @@ from app.api.ids import encode_id
 from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, Page, guarded, sized
+from app.data.identity_links import LinkRow
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
 
 # What the cost model counts for a workspace's listings (app.api.limits): a directory of a
 # few hundred people or conversations, nominally.
 SCOPES_LISTED = 100
 ACTORS_LISTED = 100
+
+
+# A person has at most one live link into each other namespace; the cost model counts a few.
+LINKS_LISTED = 10
 
 
 @strawberry.type(description="A person of the workspace.")
@@ -33,10 +38,72 @@ class Member(Node):
     name: str = strawberry.field(
         description="Display name; not unique (two people may share a name)."
     )
+    pk: strawberry.Private[int]
+    namespace_id: strawberry.Private[int | None]
+
+    @guarded(
+        "The connector namespace this identity belongs to (`type:name`, e.g. `slack:acme`). "
+        "One person may be a member in several namespaces of a workspace (docs/identity.md).",
+        access=PARENT,
+    )
+    async def namespace(self, info: Info) -> str:
+        if self.namespace_id is None:
+            return ""
+        return await info.context.loaders.namespace_name.load(self.namespace_id) or ""
+
+    @guarded(
+        "The viewer's own identity links, live and revoked (revokedAt), on the viewer's own "
+        "member and on a member linked to it; empty on anyone else and for other tokens.",
+        access=PARENT,
+        size=Fixed(LINKS_LISTED),
+    )
+    async def identity_links(self, info: Info) -> list[IdentityLink]:
+        links = await info.context.loaders.viewer_links.load(self.pk)
+        return [IdentityLink.of(link) for link in links or []]
 
     @classmethod
     def of(cls, row: ActorRow) -> Member:
-        return cls(id=encode_id("Member", row.id), key=row.key, name=row.name)
+        return cls(
+            id=encode_id("Member", row.id),
+            key=row.key,
+            name=row.name,
+            pk=row.id,
+            namespace_id=row.namespace_id,
+        )
+
+
+@strawberry.type(
+    description="A verified link between two identities (members of two namespaces) of one "
+    "person. While live it opens exactly one path: what only one of them may read follows "
+    "that person into what only the other reads (docs/identity.md). Never deleted: a revoked "
+    "link keeps its history."
+)
+class IdentityLink(Node):
+    verified_at: datetime = strawberry.field(
+        description="When the second identity confirmed the code."
+    )
+    revoked_at: datetime | None = strawberry.field(
+        description="When it was revoked (by either member or the connector); null while live."
+    )
+    member_ids: strawberry.Private[tuple[int, int]]
+
+    @guarded(
+        "The two members it joins: the one who started it, then the one who confirmed it.",
+        access=PARENT,
+        size=Fixed(2),
+    )
+    async def members(self, info: Info) -> list[Member]:
+        rows = await info.context.loaders.actor_by_id.load_many(list(self.member_ids))
+        return [Member.of(r) for r in rows if r is not None]
+
+    @classmethod
+    def of(cls, row: LinkRow) -> IdentityLink:
+        return cls(
+            id=encode_id("IdentityLink", row.id),
+            verified_at=row.verified_at,
+            revoked_at=row.revoked_at,
+            member_ids=(row.member_a, row.member_b),
+        )
 
 
 @strawberry.type(description="An AI agent of the workspace, owned by a member.")

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from app.api.context import Info
 from app.api.directory.types import Agent, Member, Message, Scope, Workspace
 from app.api.history.schema import resolve_turns
+from app.api.identity.schema import resolve_links
 from app.api.ids import decode_id
 from app.api.node import Node
 from app.data import directory
@@ -63,6 +64,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     "Agent": _agents,
     "Message": _messages,
     "Turn": resolve_turns,
+    "IdentityLink": resolve_links,
 }
 
 

@@ -1,0 +1,106 @@
+"""startIdentityLink, confirmIdentityLink and revokeIdentityLink: one person proves two of their
+identities live, one member token each (docs/identity.md). Root fields only convert;
+app.data.identity_links does the work, each mutation in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated
+
+import strawberry
+
+from app import access
+from app.api.context import Info
+from app.api.directory.types import IdentityLink
+from app.api.ids import expect_id
+from app.api.node import Node
+from app.api.policies import guarded
+from app.data import identity_links
+from app.errors import BadUserInput
+
+
+@strawberry.type(description="A code that links this identity to another of the same person.")
+class IdentityLinkCode:
+    code: str = strawberry.field(
+        description="Short and single-use: confirm it with the other identity's member token "
+        "(confirmIdentityLink). Case and dashes do not matter."
+    )
+    expires_at: datetime = strawberry.field(
+        description="When it stops working (ten minutes after it was started)."
+    )
+
+
+@strawberry.type
+class IdentityMutation:
+    @guarded(
+        "Start linking this identity to another of yours: a short single-use code that your "
+        "other identity confirms within ten minutes. Starting a new code cancels your unused "
+        "ones.",
+        access=access.START_IDENTITY_LINK,
+    )
+    async def start_identity_link(self, info: Info) -> IdentityLinkCode:
+        reader = info.context.reader
+        access.START_IDENTITY_LINK.check(reader)
+        db = info.context.db
+        async with db.transaction():
+            code = await identity_links.start_link(
+                db, reader.workspace_id, reader.actor_id, info.context.settings.link_code_ttl
+            )
+        return IdentityLinkCode(code=code.code, expires_at=code.expires_at)
+
+    @guarded(
+        "Confirm a code started by another identity of yours, with this identity's token: the "
+        "two are linked from the next request on. BAD_USER_INPUT, changing nothing (the code "
+        "stays usable), for an unknown, expired or used code, a code you started yourself, an "
+        "identity of the same namespace or another workspace, or when either identity already "
+        "has a live link into the other's namespace.",
+        access=access.CONFIRM_IDENTITY_LINK,
+    )
+    async def confirm_identity_link(
+        self,
+        info: Info,
+        code: Annotated[
+            str, strawberry.argument(description="The code startIdentityLink answered.")
+        ],
+    ) -> IdentityLink:
+        reader = info.context.reader
+        access.CONFIRM_IDENTITY_LINK.check(reader)
+        db = info.context.db
+        async with db.transaction():
+            link = await identity_links.confirm_link(db, reader.workspace_id, reader.actor_id, code)
+        return IdentityLink.of(link)
+
+    @guarded(
+        "Revoke one of your identity links (either identity may): it opens nothing from the "
+        "next request on, and a reply drafted from what only it allowed is withheld. Revoking "
+        "again answers the link as it is. BAD_USER_INPUT for a link that is not yours, exactly "
+        "as for one that does not exist.",
+        access=access.REVOKE_IDENTITY_LINK,
+    )
+    async def revoke_identity_link(
+        self,
+        info: Info,
+        id: Annotated[strawberry.ID, strawberry.argument(description="The IdentityLink's id.")],
+    ) -> IdentityLink:
+        reader = info.context.reader
+        access.REVOKE_IDENTITY_LINK.check(reader)
+        pk = expect_id(id, "IdentityLink")
+        if pk is None:
+            raise BadUserInput(identity_links.UNKNOWN_LINK)
+        db = info.context.db
+        async with db.transaction():
+            link = await identity_links.revoke_link(db, reader.workspace_id, reader.actor_id, pk)
+        return IdentityLink.of(link)
+
+
+async def resolve_links(info: Info, pks: Sequence[int]) -> list[Node | None]:
+    """node(id:) of an IdentityLink: the viewer's own links only; any other is null."""
+    reader = info.context.reader
+    if reader.kind != "member":
+        return [None] * len(pks)
+    own = {
+        link.id: link
+        for link in await info.context.loaders.viewer_links.load(reader.actor_id) or []
+    }
+    return [IdentityLink.of(own[pk]) if pk in own else None for pk in pks]
