@@ -28,13 +28,22 @@ import asyncpg
 import pytest
 
 from app.data.tokens import issue_connector_token
-from tests.changes_support import Connector, every_kind_of_change, post
+from tests.changes_support import Connector, every_kind_of_change, keyed, post
 from tests.client import GraphQLClient
 from tests.conftest import on_citus
 from tests.history_support import REPLY, gid, load_history_personas, start_turn
 from tests.history_support import search as history_search
+from tests.identity_support import (
+    CONFIRM_LINK,
+    LINKS_OF,
+    confirm,
+    link,
+    linked_acme,
+    revoke,
+    start_code,
+)
 from tests.message_search_support import author, search
-from tests.personas import load_personas
+from tests.personas import load, load_personas
 from tests.recording import Recorder, recording_client
 
 pytestmark = pytest.mark.skipif(not on_citus(), reason="router plans are a Citus property")
@@ -118,6 +127,10 @@ async def test_every_statement_of_message_search_is_a_router_query(
     await search(client, alice, "Acme", author=author("MEMBER", await gid(db, "Member", "bob")))
     await search(client, alice, "Acme", since="2026-03-01T00:00:00Z", until="2026-04-01T00:00:00Z")
     await search(client, carol, "Acme")  # a reader who may see little: the low-visibility walk
+    # Operators: their values' lookups (people, conversations, the viewer's DMs) and a query
+    # of operators only.
+    await search(client, alice, 'Acme from:@bob from:"Sam" -in:#secret in:@helper')
+    await search(client, alice, "from:me in:#general since:2026-03-01 -agents-of:me")
     await assert_router_plans(db, recorder.take(), "messageSearch")
 
 
@@ -161,3 +174,38 @@ async def test_every_statement_of_the_applier_is_a_router_query(
         *(post(f"batch-{i}", "general", "bob", f"batch note {i}") for i in range(5))
     )
     await assert_router_plans(db, recorder.take(), "applyChanges")
+
+
+async def test_every_statement_of_linked_identities_is_a_router_query(
+    db: asyncpg.Connection, recorded: tuple[GraphQLClient, Recorder], issue_token: Any
+) -> None:
+    """The link flow (start, a refusal, confirm, list, revoke) and the link check inside the
+    allowed audiences: B's messageSearch, a turn in B's DM with speaker REQUESTER, a reply,
+    and the connector's revocation (docs/identity.md)."""
+    client, recorder = recorded
+    await load(db, linked_acme())
+    alice = await issue_token("member", "acme", "alice")
+    web = await issue_token("member", "acme", "alice-web")
+    bob = await issue_token("member", "acme", "bob")
+    connector = Connector(client, await issue_connector_token(db, "acme"))
+    recorder.take()
+    code = await start_code(client, alice)
+    refused = await client.post(CONFIRM_LINK, {"code": code}, token=bob)
+    assert refused.codes == ["BAD_USER_INPUT"], refused.body
+    made = await confirm(client, web, code)
+    await client.gql(LINKS_OF, token=web)
+    await assert_router_plans(db, recorder.take(), "startIdentityLink/confirmIdentityLink")
+
+    assert "da1" in [e["node"]["key"] for e in (await search(client, web, "zebra"))["edges"]]
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    recorder.take()
+    found = await history_search(client, turn, "zebra", speaker="REQUESTER")
+    assert found["edges"], found
+    await client.gql(REPLY, {"body": "zebra noted"}, token=turn)
+    await assert_router_plans(db, recorder.take(), "the link check")
+
+    await revoke(client, web, made["id"])
+    await link(client, alice, web)
+    await connector.apply(keyed("revokeIdentityLinks", "alice"))
+    await connector.apply({"upsertMember": {"key": "dora", "namespace": "web:acme"}})
+    await assert_router_plans(db, recorder.take(), "revocation")

@@ -12,6 +12,15 @@ cannot run inside a statement Citus routes to one shard (docs/scale.md).
 Parameter convention: every statement that uses these fragments binds the destination as its
 first four parameters: $1 workspace id, $2 destination kind, $3 namespace id, $4 reader ids.
 
+Linked identities (docs/identity.md): a live link between members A and B (two namespaces of
+one person) opens exactly one path, and it is part of the allowed audiences below, not a filter
+beside them: a destination with exactly one reader B (members or external) also allows the
+audiences members(ns_A, [A]) — A alone, in A's own namespace — of every A with a live link to B.
+Two-reader audiences on either side, another namespace's workspace audiences and every other
+reader are untouched; lineage summaries are compared with the same set, so each source of a
+reply is judged by the same rule. The set is computed per statement or once per request
+(Session.allowed_audiences), never longer: links are checked live.
+
 Invariant: each fragment is a conjunct of a WHERE clause. It can only remove rows; nothing here
 (or in any filter built on top of it) ever adds a row to what the reader could otherwise see.
 """
@@ -68,11 +77,33 @@ def allows(origin: str, dest_kind: str, dest_ns: str, dest_readers: str) -> str:
 
 _ALLOWS_DESTINATION = allows("a", "$2::text", "$3::bigint", "$4::bigint[]")
 
+
+def _linked_audiences(reader: str, other: str) -> str:
+    """The one path a live identity link opens (docs/identity.md): for a destination with
+    exactly one reader B ($4 = [B], in namespace $3), members or external, the audiences
+    members(ns_A, [A]) of every member A with a live link to B, where ns_A is A's namespace.
+    `reader` and `other` name the link's columns for B's side and A's (a link is stored once,
+    starter and confirmer, and read from either side). Both tables are filtered by $1."""
+    return (
+        " select a.id from identity_links l"
+        f" join audiences a on a.workspace_id = $1 and a.kind = 'members'"
+        f" and coalesce(a.namespace_id, 0) = l.namespace_{other}"
+        f" and a.readers = array[l.member_{other}]"
+        " where $2::text in ('members', 'external') and cardinality($4::bigint[]) = 1"
+        f" and l.workspace_id = $1 and l.member_{reader} = ($4::bigint[])[1]"
+        f" and l.namespace_{reader} = $3::bigint and l.revoked_at is null"
+    )
+
+
 # The ids of the workspace's audiences that allow the destination ($1-$4). Audiences are few
 # (one per channel, DM and memory reader set), so a statement computes this set once and tests
-# `audience_id = any(...)` per row instead of deciding per message. Two branches, each an
-# index-friendly superset narrowed by allows(): the workspace's public and workspace
-# audiences, and the member audiences whose readers contain the destination's.
+# `audience_id = any(...)` per row instead of deciding per message. Three branches: the
+# workspace's public and workspace audiences, and the member audiences whose readers contain
+# the destination's (each an index-friendly superset narrowed by allows()); and, for a
+# destination of exactly one reader, the single-reader audiences of that reader's live linked
+# identities (_linked_audiences: nothing else a link could open is in this set). Computed per
+# statement, or once per request (Session.allowed_audiences): a link is checked live on every
+# request, so a revoked one opens nothing from the next request on.
 ALLOWED_AUDIENCE_IDS = (
     "(select coalesce(array_agg(al.id), '{}') from ("
     " select a.id from audiences a"
@@ -83,6 +114,10 @@ ALLOWED_AUDIENCE_IDS = (
     " where $2::text in ('members', 'external') and cardinality($4::bigint[]) > 0"
     " and a.workspace_id = $1 and a.kind = 'members' and a.readers @> $4::bigint[]"
     f" and {_ALLOWS_DESTINATION}"
+    " union all"
+    f"{_linked_audiences('b', 'a')}"
+    " union all"
+    f"{_linked_audiences('a', 'b')}"
     ") al)::bigint[]"  # outside the parentheses: `= any(...)` then takes it as an array
 )
 

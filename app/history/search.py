@@ -120,6 +120,7 @@ async def history_search(
     filters = SearchFilters(
         agent_id, ledger.turn_id, turn.trigger_message_id, turn.conversations, parsed.include,
         parsed.exclude, author, since, until, exact.whole, exact.verbatim,
+        request.speaker == "REQUESTER",
     )  # fmt: skip
     weights = ranking.weights()
     rank = RankInputs(turn.created_at, turn.conversation_id, weights)

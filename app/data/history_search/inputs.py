@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.data.eligibility import Destination
+from app.data.identity_links import linked_identities
 from app.data.params import Params
 
 
@@ -32,6 +33,9 @@ class SearchFilters:
     # query as typed when it has several words, and its identifiers and phrases.
     whole: str | None = None
     verbatim: tuple[str, ...] = ()
+    # speaker REQUESTER: the author is the requester together with their live linked
+    # identities, resolved by the statement itself (docs/identity.md).
+    author_linked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +130,7 @@ def bind(
             "trigger": (filters.trigger_id, "::bigint"),
             "conversations": (list(filters.conversations), "::bigint[]"),
             "author": (filters.author_id, "::bigint"),
+            "author_linked": (True if filters.author_linked else None, "::boolean"),
             "since": (filters.since, "::timestamptz"),
             "until": (filters.until, "::timestamptz"),
             "whole": (filters.whole, "::text"),
@@ -160,7 +165,11 @@ def author_and_time(b: Bound, alias: str) -> list[str]:
     """The speaker and time bounds as conditions on `alias` (a message row, or a document: both
     carry author_id and created_at); only the bounds given."""
     conditions = []
-    if b.given("author"):
+    if b.given("author") and b.given("author_linked"):
+        # The requester and whoever is linked to them now: their messages written before
+        # the link included, author ids as written.
+        conditions.append(f"{alias}.author_id = any({linked_identities(b.author)})")
+    elif b.given("author"):
         conditions.append(f"{alias}.author_id = {b.author}")
     if b.given("since"):
         conditions.append(f"{alias}.created_at >= {b.since}")

@@ -1,0 +1,401 @@
+"""Linked identities (docs/identity.md), through GraphQL over HTTP on real PostgreSQL: the link
+flow and its refusals, the one path a live link opens on every surface (messageSearch,
+historySearch, lineage, the audit's counts, the pre-delivery recheck), speaker REQUESTER, and
+revocation by either member or the connector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import pytest
+
+from app.api.ids import encode_id
+from app.data.tokens import issue_connector_token
+from tests.changes_support import Connector, keyed
+from tests.client import GraphQLClient
+from tests.history_support import REPLY, hit_keys, shown_keys, start_turn
+from tests.history_support import search as history_search
+from tests.identity_support import (
+    CONFIRM_LINK,
+    FOLLOWS,
+    LINKS_OF,
+    NEVER,
+    REVOKE_LINK,
+    confirm,
+    link,
+    linked_acme,
+    revoke,
+    start_code,
+)
+from tests.message_search_support import keys
+from tests.personas import globex, load
+
+
+@pytest.fixture
+async def linked(db: asyncpg.Connection, issue_token: Any) -> dict[str, str]:
+    """The two-namespace workspace (tests.identity_support) and globex; member tokens."""
+    await load(db, linked_acme())
+    await load(db, globex())
+    tokens = {
+        m: await issue_token("member", "acme", m)
+        for m in ("alice", "alice-web", "alice-mail", "alicia", "bob", "web-carol")
+    }
+    tokens["mallory"] = await issue_token("member", "globex", "mallory")
+    return tokens
+
+
+async def _links(db: asyncpg.Connection) -> list[tuple[Any, ...]]:
+    rows = await db.fetch(
+        "select member_a, member_b, revoked_at, revoked_via from identity_links order by id"
+    )
+    return [tuple(r) for r in rows]
+
+
+async def _refused(client: GraphQLClient, token: str, code: str) -> str:
+    result = await client.post(CONFIRM_LINK, {"code": code}, token=token)
+    assert result.codes == ["BAD_USER_INPUT"], result.body
+    message: str = result.errors[0]["message"]
+    assert "select" not in message.lower() and "Traceback" not in message
+    return message
+
+
+# What alice-web reads without any link: her DM, her group DM and web's public channel.
+WEB_OWN = {"wb1", "wg1", "wp1"}
+
+
+def _zebra(found: list[str] | set[str]) -> set[str]:
+    return set(found) & (FOLLOWS | NEVER | WEB_OWN)
+
+
+# --- namespaces ------------------------------------------------------------------------------
+
+
+async def test_members_and_audiences_are_in_their_namespaces(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    data = await client.gql(LINKS_OF, token=linked["alice-web"])
+    assert data["viewer"]["member"]["namespace"] == "web:acme"
+    spaces = {m["key"]: m["namespace"] for m in data["viewerWorkspace"]["workspace"]["members"]}
+    assert spaces["alice"] == "slack:acme" and spaces["alice-mail"] == "mail:acme"
+    # The web DM's audience is members(web:acme, [alice-web]); the thread has its parent's.
+    rows = await db.fetch(
+        "select s.key, n.name, a.kind from scopes s join audiences a on a.workspace_id ="
+        " s.workspace_id and a.id = s.origin_audience_id join namespaces n on n.workspace_id ="
+        " a.workspace_id and n.id = a.namespace_id where s.key in ('web-dm', 't-dm', 'web-public')"
+    )
+    assert {(r["key"], r["name"], r["kind"]) for r in rows} == {
+        ("web-dm", "web:acme", "members"),
+        ("t-dm", "slack:acme", "members"),
+        ("web-public", "web:acme", "workspace"),
+    }
+
+
+async def test_without_a_link_nothing_crosses_namespaces(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == WEB_OWN
+    assert _zebra(await keys(client, linked["alice"], "zebra")) == FOLLOWS | {
+        "da3", "da5", "pa1", "gr1", "ge1",
+    }  # fmt: skip
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    found = await history_search(client, turn, "zebra", first=20)
+    assert shown_keys(found) <= WEB_OWN
+
+
+async def test_a_human_member_of_another_namespace_is_refused(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    connector = Connector(client, await issue_connector_token(db, "acme"))
+    before = await db.fetchval("select count(*) from scopes")
+    for change in (
+        {"createScope": {"key": "mixed", "kind": "dm", "members": ["alice", "alice-web"]}},
+        {"createScope": {"key": "mixed", "kind": "dm", "members": ["alice-web", "helper"]}},
+        {"addScopeMembers": {"scope": "web-dm", "members": ["alice"]}},
+        {"createMemory": {"key": "m-x", "audience": {"kind": "members", "readers": ["alice-web"]}}},
+        {"upsertMember": {"key": "alice", "namespace": "web:acme"}},
+    ):
+        result = await connector.attempt(change)
+        assert result.codes == ["BAD_USER_INPUT"], (change, result.body)
+    assert await db.fetchval("select count(*) from scopes") == before
+    # In its own namespace it is fine, and an agent may join a scope of any namespace.
+    done = await connector.apply(
+        {"upsertMember": {"key": "dora", "namespace": "web:acme"}},
+        {"createScope": {"key": "web-dm2", "kind": "dm", "members": ["dora", "helper"],
+                         "namespace": "web:acme"}},
+        {"createMemory": {"key": "m-web", "audience": {"kind": "members", "readers": ["dora"],
+                                                       "namespace": "web:acme"}}},
+    )  # fmt: skip
+    assert done["applied"] == 3
+
+
+# --- the flow and its refusals ---------------------------------------------------------------
+
+
+async def test_link_flow_joins_two_identities_once(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    started = await client.gql("mutation { startIdentityLink { code expiresAt } }",
+                               token=linked["alice"])  # fmt: skip
+    code = started["startIdentityLink"]["code"]
+    assert len(code.replace("-", "")) == 10
+    stored = await db.fetchrow(
+        "select code_hash, expires_at - created_at as ttl from identity_link_codes"
+    )
+    assert code.encode() not in stored["code_hash"] and stored["ttl"].total_seconds() == 600
+    made = await confirm(client, linked["alice-web"], code.lower())  # case does not matter
+    assert [m["key"] for m in made["members"]] == ["alice", "alice-web"]
+    assert made["revokedAt"] is None and made["verifiedAt"]
+    # Single use.
+    await _refused(client, linked["alice-mail"], code)
+    # Both identities list it; nobody else sees it.
+    mine = await client.gql(LINKS_OF, token=linked["alice"])
+    assert [link["id"] for link in mine["viewer"]["member"]["identityLinks"]] == [made["id"]]
+    listed = {
+        m["key"]: [x["id"] for x in m["identityLinks"]]
+        for m in mine["viewerWorkspace"]["workspace"]["members"]
+    }
+    assert listed["alice"] == [made["id"]] and listed["alice-web"] == [made["id"]]
+    assert listed["bob"] == [] and listed["alice-mail"] == []
+    theirs = await client.gql(LINKS_OF, token=linked["bob"])
+    assert all(not m["identityLinks"] for m in theirs["viewerWorkspace"]["workspace"]["members"])
+    node = await client.post("query($id: ID!) { node(id: $id) { id } }", {"id": made["id"]},
+                             token=linked["bob"])  # fmt: skip
+    assert node.data == {"node": None}
+
+
+async def test_every_refusal_changes_nothing_and_leaves_the_code_usable(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    code = await start_code(client, linked["alice"])
+    await _refused(client, linked["alice"], code)  # the starter
+    await _refused(client, linked["bob"], code)  # the same namespace
+    await _refused(client, linked["alicia"], code)  # the same namespace, the same name
+    await _refused(client, linked["mallory"], code)  # another workspace
+    await _refused(client, linked["alice-web"], "ZZZZZ-ZZZZZ")  # unknown
+    await _refused(client, linked["alice-web"], "not a code at all; drop table")
+    assert await _links(db) == []
+    assert await db.fetchval("select count(*) from identity_link_codes where used_at is null") == 1
+    made = await confirm(client, linked["alice-web"], code)  # still usable
+    # Either member already has a live link into the other's namespace.
+    again = await start_code(client, linked["alice"])
+    await _refused(client, linked["web-carol"], again)
+    from_web = await start_code(client, linked["alice-web"])
+    await _refused(client, linked["bob"], from_web)
+    assert len(await _links(db)) == 1
+    # Once revoked, a new link into that namespace may be made, with the code still usable.
+    await revoke(client, linked["alice"], made["id"])
+    await confirm(client, linked["web-carol"], again)
+    assert len(await _links(db)) == 2
+
+
+async def test_expired_and_cancelled_codes_are_refused(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    first = await start_code(client, linked["alice"])
+    second = await start_code(client, linked["alice"])  # cancels the first
+    await _refused(client, linked["alice-web"], first)
+    await db.execute("update identity_link_codes set expires_at = now() - interval '1 second'"
+                     " where cancelled_at is null")  # fmt: skip
+    await _refused(client, linked["alice-web"], second)
+    assert await _links(db) == []
+
+
+async def test_link_code_ttl_is_configurable(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str], dsn: str
+) -> None:
+    from app.settings import Settings
+    from tests.client import graphql_client
+
+    async with graphql_client(Settings(RECALL_LINK_CODE_TTL=5), dsn) as short:
+        await start_code(short, linked["alice"])
+    ttl = await db.fetchval("select expires_at - created_at from identity_link_codes")
+    assert ttl.total_seconds() == 5
+
+
+async def test_revoking_a_link_that_is_not_yours_answers_like_a_missing_one(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    made = await link(client, linked["alice"], linked["alice-web"])
+    theirs = await client.post(REVOKE_LINK, {"id": made["id"]}, token=linked["bob"])
+    missing = await client.post(
+        REVOKE_LINK, {"id": encode_id("IdentityLink", 10**12)}, token=linked["bob"]
+    )
+    assert theirs.codes == missing.codes == ["BAD_USER_INPUT"]
+    assert theirs.errors[0]["message"] == missing.errors[0]["message"]
+    assert (await _links(db))[0][2] is None
+    revoked = await revoke(client, linked["alice-web"], made["id"])
+    assert revoked["revokedAt"] is not None
+    # Again: the link as it is; the history stays (never deleted).
+    assert (await revoke(client, linked["alice"], made["id"]))["revokedAt"] == revoked["revokedAt"]
+    row = await db.fetchrow("select revoked_by, revoked_via from identity_links")
+    web = await db.fetchval("select id from actors where key = 'alice-web'")
+    assert (row["revoked_by"], row["revoked_via"]) == (web, "member")
+
+
+async def test_only_member_tokens_link(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    agent = await issue_token("agent", "acme", "helper")
+    result = await client.post("mutation { startIdentityLink { code } }", token=agent)
+    assert result.codes == ["FORBIDDEN"]
+
+
+# --- the one path ----------------------------------------------------------------------------
+
+
+async def test_single_reader_evidence_follows_into_the_other_identitys_searches(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    await link(client, linked["alice"], linked["alice-web"])
+    # B's own messageSearch: A's DM, its thread, the one-member private channel, the replies
+    # built on them and a memory for A alone; never two-reader audiences, the other
+    # namespace's public channel, a namesake's DM or a group on B's side.
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == FOLLOWS | WEB_OWN
+    # An agent's turn in B's DM.
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    found = await history_search(client, turn, "zebra", first=20)
+    assert _zebra(shown_keys(found)) == FOLLOWS | WEB_OWN
+    # Symmetric: B's single-reader DM follows into A's searches; web's public channel does not.
+    assert _zebra(await keys(client, linked["alice"], "zebra")) == FOLLOWS | {
+        "da3", "da5", "pa1", "gr1", "ge1", "wb1",
+    }  # fmt: skip
+
+
+async def test_multi_reader_destinations_and_third_parties_never_use_a_link(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    await link(client, linked["alice"], linked["alice-web"])
+    # A group on B's side: two readers, no link.
+    group = await start_turn(client, db, issue_token, scope="web-group", requester="alice-web")
+    assert _zebra(shown_keys(await history_search(client, group, "zebra", first=20))) <= {
+        "wg1", "wp1",
+    }  # fmt: skip
+    # Everyone else: as before the link.
+    assert _zebra(await keys(client, linked["web-carol"], "zebra")) == {"wg1", "wp1"}
+    assert _zebra(await keys(client, linked["alicia"], "zebra")) == {"dal1", "ge1"}
+    assert _zebra(await keys(client, linked["bob"], "zebra")) == {"pa1", "gr1", "ge1"}
+    assert await keys(client, linked["mallory"], "zebra") == []
+    # A turn of alicia (the other "Alice") in her DM.
+    other = await start_turn(client, db, issue_token, scope="dm-alicia", requester="alicia")
+    assert not (_zebra(shown_keys(await history_search(client, other, "zebra", first=20)))
+                & (FOLLOWS | {"wb1"}))  # fmt: skip
+
+
+async def test_links_never_chain(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    await link(client, linked["alice"], linked["alice-web"])
+    await link(client, linked["alice"], linked["alice-mail"])
+    # mail reaches slack's single-reader evidence (its own link), never web's through slack.
+    seen = set(await keys(client, linked["alice-mail"], "zebra"))
+    assert seen >= FOLLOWS and "ml1" in seen
+    assert "wb1" not in seen
+    assert "ml1" not in set(await keys(client, linked["alice-web"], "zebra"))
+
+
+async def test_a_reply_built_on_the_dm_reaches_the_other_dm_only_while_linked(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    made = await link(client, linked["alice"], linked["alice-web"])
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    found = await history_search(client, turn, "private dm note", first=5)
+    assert "da1" in hit_keys(found)
+    reply = (await client.gql(REPLY, {"body": "zebra answer from your dm"}, token=turn))[
+        "postReply"
+    ]
+    assert reply["delivered"] is True
+    posted = reply["message"]["key"]
+    assert posted in await keys(client, linked["alice-web"], "zebra")
+    await revoke(client, linked["alice"], made["id"])
+    # Its lineage needs the link: closed from the next request on, for B and B's agent turns.
+    assert posted not in await keys(client, linked["alice-web"], "zebra")
+    assert {"da2", "da4"}.isdisjoint(await keys(client, linked["alice-web"], "zebra"))
+
+
+async def test_revocation_closes_the_path_on_the_next_request_and_withholds_the_reply(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    made = await link(client, linked["alice"], linked["alice-web"])
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    found = await history_search(client, turn, "private dm note", first=5)
+    assert "da1" in hit_keys(found)
+    await revoke(client, linked["alice-web"], made["id"])
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == WEB_OWN
+    again = await history_search(client, turn, "zebra", first=20)
+    assert _zebra(shown_keys(again)) <= WEB_OWN
+    # The draft's evidence was eligible only through the link: withheld, not written.
+    outcome = (await client.gql(REPLY, {"body": "your dm note says"}, token=turn))["postReply"]
+    assert outcome["delivered"] is False and outcome["message"] is None
+    assert outcome["withheldReason"]
+    assert await db.fetchval("select count(*) from messages where body = 'your dm note says'") == 0
+
+
+async def test_a_turn_started_before_the_link_benefits_on_its_next_search(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    assert "da1" not in shown_keys(await history_search(client, turn, "private dm note"))
+    await link(client, linked["alice-web"], linked["alice"])
+    assert "da1" in hit_keys(await history_search(client, turn, "private dm note"))
+
+
+async def test_speaker_requester_includes_linked_identities_written_before_the_link(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    before = await history_search(client, turn, "zebra", speaker="REQUESTER", first=20)
+    assert set(hit_keys(before)) == {"wb1", "wp1"}
+    made = await link(client, linked["alice"], linked["alice-web"])
+    after = await history_search(client, turn, "zebra", speaker="REQUESTER", first=20)
+    # alice's own messages (written before the link), never alicia's (also "Alice"), never
+    # the agent's, never what alice wrote where B may not read (pair, general).
+    assert set(hit_keys(after)) == {"wb1", "wp1", "da1", "td1", "so1"}
+    authors = await db.fetch(
+        "select distinct a.key from messages m join actors a on a.workspace_id = m.workspace_id"
+        " and a.id = m.author_id where m.key in ('da1', 'td1', 'so1')"
+    )
+    assert [r["key"] for r in authors] == ["alice"]  # author ids are never rewritten
+    await revoke(client, linked["alice"], made["id"])
+    final = await history_search(client, turn, "zebra", speaker="REQUESTER", first=20)
+    assert set(hit_keys(final)) == {"wb1", "wp1"}
+
+
+async def test_the_audit_counts_link_only_messages_by_the_same_rule(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    async def excluded_by_audience() -> int:
+        await keys(client, linked["alice-web"], "zebra")
+        row = await db.fetchrow(
+            "select exclusions from search_audit where surface = 'message_search'"
+            " order by id desc limit 1"
+        )
+        exclusions = row["exclusions"]
+        return int(exclusions["audience"]) + int(exclusions["lineage"])
+
+    unlinked = await excluded_by_audience()
+    made = await link(client, linked["alice"], linked["alice-web"])
+    assert await excluded_by_audience() == unlinked - len(FOLLOWS)
+    await revoke(client, linked["alice"], made["id"])
+    assert await excluded_by_audience() == unlinked
+
+
+async def test_connector_revokes_links(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    connector = Connector(client, await issue_connector_token(db, "acme"))
+    await link(client, linked["alice"], linked["alice-web"])
+    assert await connector.apply(keyed("revokeIdentityLinks", "alice")) == {
+        "applied": 1, "unchanged": 0, "erasedMessages": 0,
+    }  # fmt: skip
+    assert (await connector.apply(keyed("revokeIdentityLinks", "alice")))["unchanged"] == 1
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == WEB_OWN
+    # Deactivating either identity revokes its links too.
+    await link(client, linked["alice"], linked["alice-web"])
+    assert set(await keys(client, linked["alice-web"], "zebra")) >= FOLLOWS
+    await connector.apply(keyed("deactivateMember", "alice"))
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == WEB_OWN
+    assert [r[3] for r in await _links(db)] == ["connector", "deactivation"]
+    assert (await connector.attempt(keyed("revokeIdentityLinks", "nobody"))).codes == [
+        "BAD_USER_INPUT"
+    ]
