@@ -40,6 +40,8 @@ _NAMES = (
         "historySearch: window, counts, ranked page, neighbors, ledger",
     ),
     ("probe as materialized", "messageSearch: scan, page, audit row, hydration, highlights"),
+    ("lower(a.key) = any", "operator values: people and agents"),
+    ("lower(s.key) = any", "operator values: conversations"),
     ("candidates as materialized", "candidate scan"),
     ("ts_headline", "highlights"),
     ("join actors a on a.workspace_id = m.workspace_id", "hydration (messages, authors, scopes)"),
@@ -123,6 +125,8 @@ async def main(args: argparse.Namespace) -> None:
             member,
         ),
         ("messageSearch low-visibility", MESSAGE_SEARCH, {"q": g.LOWVIS}, lowvis),
+        ("messageSearch from: only", MESSAGE_SEARCH, {"q": "from:me"}, member),
+        ("messageSearch in: only", MESSAGE_SEARCH, {"q": "in:#pub-0000"}, member),
     ]
     recorded: Recorded = []
     _record_reads(recorded)

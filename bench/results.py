@@ -15,6 +15,9 @@ class Case:
     query: str
     persona: str  # heavy | lowvis
     author: bool = False
+    # False: operators typed in the query (messageSearch only; no SQL floor or baselines,
+    # which take words).
+    sql: bool = True
 
 
 @dataclass

@@ -162,10 +162,15 @@ async def _measure(
         Case("cjk", mk["cjk"], "heavy"),
         Case("author", mk["common"], "heavy", author=True),
         Case("lowvis", mk["lowvis"], "lowvis"),
+        # Operators only: one author's messages (the heavy persona's own, spread over every
+        # kind of conversation) and the busiest public channel's, newest first.
+        Case("from: only", "from:me", "heavy", sql=False),
+        Case("in: only", "in:#pub-0000", "heavy", sql=False),
+        Case("from: and word", f"{mk['common']} from:me", "heavy", sql=False),
     ]
     reps = args.reps
     # SQL: floor and baselines, same eligibility.
-    for c in [] if args.live_only else cases:
+    for c in [] if args.live_only else [c for c in cases if c.sql]:
         terms = [mk["phrase"]] if c.name == "phrase" else c.query.split()
         base = [*dest[c.persona], terms]
         raw = mk["phrase"] if c.name == "phrase" else c.query
@@ -210,7 +215,7 @@ async def _measure(
                 if c.author:
                     variables["author"] = author_filter
                 token = tokens[c.persona]
-                row = results.rows[f"messageSearch {c.name}"]
+                row = results.rows.setdefault(f"messageSearch {c.name}", {})
 
                 def make(
                     _w: int, v: dict[str, Any] = variables, t: str = token
@@ -328,7 +333,7 @@ async def _measure(
             )
         except asyncpg.PostgresError as e:
             results.sizes["expression_index_error"] = str(e)
-        for c in cases:
+        for c in [c for c in cases if c.sql]:
             terms = [mk["phrase"]] if c.name == "phrase" else c.query.split()
             a_sql = AUTHOR if c.author else ""
             expr_args = [*dest[c.persona], terms, *([[heavy]] if c.author else [])]

@@ -76,7 +76,16 @@ async def test_search_messages_returns_exactly_what_message_search_returns(
     mcp: McpApp, client: GraphQLClient, tokens: dict[str, str]
 ) -> None:
     async with mcp.client(tokens["alice"]) as member:
-        for query in ("Acme", "salary", "budget", "friday", "nothing-matches-this"):
+        for query in (
+            "Acme",
+            "salary",
+            "budget",
+            "friday",
+            "nothing-matches-this",
+            "from:@bob",
+            "Acme in:#general -from:me",
+            "in:#secret",
+        ):
             found = ok(await member.call_tool("search_messages", {"query": query, "limit": 50}))
             ids = [m["message_id"] for m in found["messages"]]
             assert ids == await _message_search_ids(client, tokens["alice"], q=query, first=50)

@@ -212,12 +212,17 @@ def build_server(runtime: Runtime, **options: Any) -> RecallMCP:
     @server.tool(
         name="search_messages",
         description="Search the messages you may read (a member token): any of the words, "
-        'newest first; `"an exact phrase"`, `-word` to exclude. Same results as GraphQL '
-        "messageSearch. Errors: BAD_USER_INPUT, INVALID_CURSOR, SEARCH_UNAVAILABLE.",
+        'newest first; `"an exact phrase"`, `-word` to exclude; operators `from:@key`, '
+        '`from:"Display Name"`, `from:me`, `agents-of:me`, `in:#channel`, `in:@person`, '
+        "`since:2026-03-01`, `until:`, `on:` and `-from:`/`-in:` to exclude (a query of "
+        "operators only lists their messages). Same results as GraphQL messageSearch. "
+        "Errors: BAD_USER_INPUT, INVALID_CURSOR, SEARCH_UNAVAILABLE.",
         annotations=READ_ONLY,
     )
     async def search_messages(
-        query: Annotated[str, Field(description="Words to find (at most 500 characters).")],
+        query: Annotated[
+            str, Field(description="Words and operators to find (at most 500 characters).")
+        ],
         channel: Annotated[
             str | None, Field(description="Only this scope: a Scope id or a scope key.")
         ] = None,
@@ -240,6 +245,13 @@ def build_server(runtime: Runtime, **options: Any) -> RecallMCP:
         cursor: Annotated[
             str | None, Field(description="next_cursor of the previous page of this search.")
         ] = None,
+        time_zone: Annotated[
+            str,
+            Field(
+                description="IANA time zone (Europe/Paris) in which date operators "
+                "(since:2026-03-01) are whole days; default UTC."
+            ),
+        ] = "UTC",
     ) -> results.SearchMessagesResult:
         return await server.run_tool(
             "search_messages",
@@ -252,6 +264,7 @@ def build_server(runtime: Runtime, **options: Any) -> RecallMCP:
                 until=until,
                 limit=limit,
                 cursor=cursor,
+                time_zone=time_zone,
             ),
         )
 

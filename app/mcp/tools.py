@@ -110,6 +110,7 @@ async def search_messages(
     until: datetime | None,
     limit: int | None,
     cursor: str | None,
+    time_zone: str = "UTC",
 ) -> results.SearchMessagesResult:
     first = _limit(limit, SEARCH_DEFAULT, SEARCH_MAX, "limit")
     scope = await _scope_filter(call, channel) if channel is not None else None
@@ -117,7 +118,9 @@ async def search_messages(
     found = await message_search(
         call.db,
         call.reader,
-        MessageSearchRequest(query, scope, by, first, cursor, since=since, until=until),
+        MessageSearchRequest(
+            query, scope, by, first, cursor, since=since, until=until, time_zone=time_zone
+        ),
         keys=call.keys,
         remember=call.loaders.remember_message,
     )
