@@ -11,8 +11,8 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +89,41 @@ async def screenshot(page: Any, name: str) -> None:
 
 def chromium_path() -> str:
     return str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium") or CHROMIUM)
+
+
+@asynccontextmanager
+async def watched_tab(browser: Any, base: str, timezone_id: str = "UTC") -> AsyncIterator[Any]:
+    """A fresh tab (its own context: 1280 × 800, `timezone_id`) on the site at `base`, as
+    tests/test_browser.py's `page` fixture: a request to another host, a page error or a
+    Content-Security-Policy violation fails the test."""
+    context = await browser.new_context(
+        viewport={"width": 1280, "height": 800}, timezone_id=timezone_id
+    )
+    outside: list[str] = []
+    problems: list[str] = []
+
+    async def only_this_server(route: Any) -> None:
+        if route.request.url.startswith(base + "/"):
+            await route.fallback()
+        else:
+            outside.append(route.request.url)
+            await route.abort()
+
+    await context.route("**/*", only_this_server)
+    tab = await context.new_page()
+    tab.set_default_timeout(10_000)
+    tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    tab.on(
+        "console",
+        lambda m: (
+            problems.append(m.text)
+            if m.type == "error" and "Content Security Policy" in m.text
+            else None
+        ),
+    )
+    try:
+        yield tab
+    finally:
+        await context.close()
+    assert outside == [], "the page loaded something from another host"
+    assert problems == []

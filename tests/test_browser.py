@@ -262,8 +262,10 @@ async def test_filter_by_author_and_channel_shareable_and_back(page: Any, site: 
     assert "Agents of Alice Chen" in offered
     assert not any(o.startswith("Pip") for o in offered), "archived agents are not offered"
 
+    # The pickers write operators into the query (issue 26), so the URL keeps them as `q`.
     await author.select_option(label="Bob Okafor")
-    await expect(page).to_have_url(re.compile(r"author=MEMBER"))
+    await expect(page.locator(SEARCH)).to_have_value("cutover from:@bob")
+    await expect(page).to_have_url(re.compile(r"q=cutover\+from%3A%40bob$"))
     await page.wait_for_function(
         """() => { const a = [...document.querySelectorAll('[data-message-id] .author')];
                    return a.length > 0 && a.every(e => e.textContent.trim() === 'Bob Okafor'); }"""
@@ -272,7 +274,7 @@ async def test_filter_by_author_and_channel_shareable_and_back(page: Any, site: 
     await author.select_option(label="Anyone")
     channel = page.get_by_label("Channel")
     await channel.select_option(label="#db-migration (private)")
-    await expect(page).to_have_url(re.compile(r"channel="))
+    await expect(page).to_have_url(re.compile(r"q=cutover\+in%3A%23db-migration$"))
     await page.wait_for_function(
         """() => { const w = [...document.querySelectorAll('[data-message-id] .where')];
                    return w.length > 0 && w.every(e => e.textContent === '#db-migration (private)'); }"""
@@ -299,6 +301,7 @@ async def test_filter_by_author_and_channel_shareable_and_back(page: Any, site: 
     # Agents of a person: only Atlas (alice's agent) writes these.
     await page.goto(f"{site.base}/#q=mysql")
     await author.select_option(label="Agents of Alice Chen")
+    await expect(page.locator(SEARCH)).to_have_value("mysql agents-of:@alice")
     await page.wait_for_function(
         """() => { const a = [...document.querySelectorAll('[data-message-id] .author')];
                    return a.length > 0 && a.every(e => e.textContent.startsWith('Atlas')); }"""
@@ -311,16 +314,14 @@ async def test_filter_by_date(page: Any, site: Site) -> None:
     await sign_in(page, site, "&q=postgres")
     await expect(page.locator(RESULTS).first).to_be_visible()
     unfiltered = await page.locator(RESULTS).count()
-    since, until = page.get_by_label("From"), page.get_by_label("To")
-    if not site.since_supported:
-        await expect(since).to_be_disabled()
-        pytest.skip(
-            "messageSearch has no `since`/`until` arguments yet (they land with the API branch);"
-            " until then the date inputs are disabled, and this assertion waits for the merge"
-        )
+    since, until = page.get_by_label("From", exact=True), page.get_by_label("To", exact=True)
     await since.fill("2026-03-01")
     await until.fill("2026-03-10")
-    await expect(page).to_have_url(re.compile(r"since=2026-03-01&until=2026-03-10"))
+    # The date pickers write `since:` / `until:` (days of the browser's zone) into the query.
+    await expect(page.locator(SEARCH)).to_have_value("postgres since:2026-03-01 until:2026-03-10")
+    await expect(page).to_have_url(
+        re.compile(r"q=postgres\+since%3A2026-03-01\+until%3A2026-03-10$")
+    )
     await page.wait_for_function(
         """n => { const t = [...document.querySelectorAll('[data-message-id] time')];
                   return t.length > 0 && t.length < n; }""",

@@ -93,23 +93,28 @@ export const VIEWER = `query RecallViewer {
       agents { id key name owner { id key name } }
     }
   }
-  queryType: __type(name: "Query") { fields { name args { name } } }
 }`;
 
-/** The search document; since/until only when used, so nothing else needs them. */
-export function searchQuery({ since, until }) {
-  const vars = ["$query: String!", "$scopeId: ID", "$author: AuthorFilter", "$first: Int", "$after: String"];
-  const args = ["query: $query", "scopeId: $scopeId", "author: $author", "first: $first", "after: $after"];
-  if (since) {
-    vars.push("$since: DateTime");
-    args.push("since: $since");
-  }
-  if (until) {
-    vars.push("$until: DateTime");
-    args.push("until: $until");
-  }
-  return `query RecallSearch(${vars.join(", ")}) {
-  messageSearch(${args.join(", ")}) {
+// How the server read the query: its operators, whether each matched anything the viewer may
+// see, and what (people, agents, conversations): the tab's chips and pickers show it. (A
+// person's name is `actorName`: Scope.name is nullable, Member.name is not.)
+const INTERPRETATION = `interpretation {
+      text
+      operators {
+        name value negated known
+        matches {
+          __typename id
+          ... on Member { key actorName: name }
+          ... on Agent { key actorName: name }
+          ... on Scope { ${SCOPE} }
+        }
+      }
+    }`;
+
+/** The search: the query as typed (operators and all) and the browser's time zone, which
+ * date-only operators (`since:2026-03-01`) are read in. */
+export const SEARCH = `query RecallSearch($query: String!, $timeZone: String!, $first: Int, $after: String) {
+  messageSearch(query: $query, timeZone: $timeZone, first: $first, after: $after) {
     edges {
       cursor highlights { start end }
       excerpt { text start end moreBefore moreAfter highlights { start end } }
@@ -117,9 +122,9 @@ export function searchQuery({ since, until }) {
     }
     pageInfo { hasNextPage endCursor }
     candidateBudgetExhausted
+    ${INTERPRETATION}
   }
 }`;
-}
 
 export const CONVERSATION = `query RecallConversation(
   $scope: ID!, $around: ID, $first: Int, $last: Int, $after: String, $before: String

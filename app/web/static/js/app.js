@@ -1,10 +1,22 @@
 // The Messages tab: sign in with a member token, search (messageSearch), filter, page, and open
 // a hit in its conversation (Scope.messages(around:)). Preact + htm, vendored (static/vendor).
 import { h, render } from "../vendor/preact/preact.js";
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "../vendor/preact/hooks.js";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "../vendor/preact/hooks.js";
 import htm from "../vendor/htm/htm.js";
-import { ApiError, AuthError, CONVERSATION, forgetEverything, gql, NetworkError, VIEWER, searchQuery, storedToken, storeToken } from "./api.js";
-import { authorName, localMidnight, plainLabel, readState, reveal, scopeLabel, segments, stateHash, when, writeState } from "./text.js";
+import { ApiError, AuthError, CONVERSATION, forgetEverything, gql, NetworkError, SEARCH, storedToken, storeToken, VIEWER } from "./api.js";
+import {
+  append,
+  cut,
+  formatOperator,
+  incomplete,
+  insertValue,
+  operators,
+  removeOperator,
+  replaceOperators,
+  valueAtCaret,
+  without,
+} from "./query.js";
+import { authorName, plainLabel, readState, reveal, scopeLabel, segments, stateHash, when, writeState } from "./text.js";
 
 const html = htm.bind(h);
 const PAGE = 20;
@@ -13,7 +25,16 @@ const AUTO_CONTINUE = 25;
 const DEBOUNCE_MS = 250;
 const AROUND = 15;
 const MORE_ROWS = 20;
-const EXAMPLES = ["postgres migration", '"rollback plan"', "ERR_CONN_RESET -mysql", "数据库迁移"];
+const EXAMPLES = ["postgres migration", '"rollback plan"', "ERR_CONN_RESET -mysql", "from:me", "数据库迁移"];
+const SUGGESTIONS = 8;
+// The browser's zone: date-only operators (`since:2026-03-01`) mean this zone's days.
+const TIME_ZONE = (() => {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  } catch {
+    return "UTC";
+  }
+})();
 
 // A sign-in link (`#token=…`, printed by `recall serve --demo`): taken out of the address bar
 // before anything else runs. Signed out, it signs that person in (the token kept in this tab's
@@ -96,9 +117,7 @@ function App() {
     gql(token, VIEWER, {}, controller.signal)
       .then((data) => {
         if (!data.viewer.member) return signOut(SIGNED_OUT.notMember);
-        const search = (data.queryType?.fields || []).find((f) => f.name === "messageSearch");
-        const dates = Boolean(search && search.args.some((a) => a.name === "since"));
-        setViewer({ ...data.viewer, dates });
+        setViewer(data.viewer);
         return undefined;
       })
       .catch((error) => {
@@ -161,18 +180,15 @@ function App() {
     <${Header} viewer=${viewer} onSignOut=${() => signOut(SIGNED_OUT.signedOut)} />
     ${switching}
     <main class=${open ? "layout has-conversation" : "layout"}>
-      <div class="search-column">
-        <${SearchForm} viewer=${viewer} url=${url} navigate=${navigate} />
-        <${Results}
-          token=${token}
-          url=${url}
-          dates=${viewer.dates}
-          onAuthError=${onAuthError}
-          onOpen=${openResult}
-          openId=${open && open.messageId}
-          navigate=${navigate}
-        />
-      </div>
+      <${SearchColumn}
+        token=${token}
+        viewer=${viewer}
+        url=${url}
+        navigate=${navigate}
+        onAuthError=${onAuthError}
+        onOpen=${openResult}
+        openId=${open && open.messageId}
+      />
       ${open &&
       html`<${Conversation}
         key=${open.messageId}
@@ -294,11 +310,185 @@ function Name({ text }) {
   return html`<bdi class="name"><${Shown} text=${text} /></bdi>`;
 }
 
-function SearchForm({ viewer, url, navigate }) {
+// The people, agents and conversations the viewer may see (the pickers' lists), for suggestions
+// and for reading operators before the server has answered.
+function directoryOf(viewer) {
+  const { scopes, members, agents } = viewer.workspace;
+  const nameOf = uniqueNames(members);
+  const owners = [...new Map(agents.map((a) => [a.owner.id, a.owner])).values()];
+  return { me: viewer.member, scopes, members, agents, owners, nameOf };
+}
+
+// Who or where an operator names, read locally from the directory: an option value of the
+// Author picker (`MEMBER:id`, `AGENT:id`, `MEMBER_AGENTS:id`) or the Channel picker (a scope
+// id), or "" when this page cannot tell (the server's interpretation may).
+function localOption(op, dir) {
+  const v = op.value;
+  const sigil = v[0] === "@" || v[0] === "#" ? v[0] : "";
+  const bare = v.slice(sigil.length);
+  const one = (list) => (list.length === 1 ? list[0] : null);
+  const byKey = (list) => one(list.filter((x) => x.key === bare));
+  const byName = (list) => one(list.filter((x) => x.name.toLowerCase() === bare.toLowerCase()));
+  const actor = (list) => {
+    if (sigil === "#") return null;
+    if (!sigil && bare.toLowerCase() === "me") return dir.members.find((m) => m.id === dir.me.id) || dir.me;
+    return byKey(list) || (sigil ? null : byName(list));
+  };
+  if (op.name === "from") {
+    const found = actor([...dir.members, ...dir.agents]);
+    if (!found) return "";
+    return `${dir.agents.includes(found) ? "AGENT" : "MEMBER"}:${found.id}`;
+  }
+  if (op.name === "agents-of") {
+    const found = actor(dir.members);
+    return found && dir.owners.some((o) => o.id === found.id) ? `MEMBER_AGENTS:${found.id}` : "";
+  }
+  if (op.name === "in") {
+    if (sigil === "@") return "";
+    const channels = dir.scopes.filter((s) => s.kind === "channel");
+    const found = sigil === "#" ? byKey(channels) || byName(channels) : byKey(dir.scopes);
+    return found ? found.id : "";
+  }
+  return "";
+}
+
+// The same, from the server's interpretation of the operator (its matches).
+function matchedOption(op, dir) {
+  if (op.known === false || !op.matches || op.matches.length !== 1) return "";
+  const node = op.matches[0];
+  let value = "";
+  if (op.name === "from") value = `${node.__typename === "Agent" ? "AGENT" : "MEMBER"}:${node.id}`;
+  else if (op.name === "agents-of") value = `MEMBER_AGENTS:${node.id}`;
+  else if (op.name === "in") value = node.id;
+  const offered =
+    op.name === "in"
+      ? dir.scopes.some((s) => s.id === value)
+      : [...dir.members.map((m) => `MEMBER:${m.id}`), ...dir.agents.map((a) => `AGENT:${a.id}`), ...dir.owners.map((o) => `MEMBER_AGENTS:${o.id}`)].includes(value);
+  return offered ? value : "";
+}
+
+/** The operator a picker's option stands for: `from:@bob`, `agents-of:@alice`, `in:#general`. */
+function operatorFor(option, dir) {
+  const [kind, id] = option.split(":");
+  if (kind === "MEMBER" || kind === "AGENT" || kind === "MEMBER_AGENTS") {
+    const actor = (kind === "AGENT" ? dir.agents : dir.members).find((x) => x.id === id);
+    if (!actor) return "";
+    return formatOperator({ name: kind === "MEMBER_AGENTS" ? "agents-of" : "from", value: `@${actor.key}`, negated: false });
+  }
+  const scope = dir.scopes.find((s) => s.id === option);
+  if (!scope) return "";
+  return formatOperator({ name: "in", value: scope.kind === "channel" ? `#${scope.key}` : scope.key, negated: false });
+}
+
+/**
+ * The operators in effect, one chip each: the server's interpretation once it has answered for
+ * this very query (known, matches), else the query's own operators, still unresolved
+ * (known: null). Each carries its token in the query, so removing it cuts exactly that text.
+ */
+function chipsFor(q, interpretation) {
+  const tokens = operators(q);
+  if (!interpretation || interpretation.query !== q) {
+    return tokens.map((t) => ({ name: t.name, value: t.value, negated: t.negated, known: null, matches: [], token: t }));
+  }
+  let next = 0;
+  return interpretation.operators.map((op) => {
+    let j = next;
+    const same = (t) => t.name === op.name && t.negated === op.negated && t.value.toLowerCase() === op.value.toLowerCase();
+    while (j < tokens.length && !same(tokens[j])) j += 1;
+    const token = j < tokens.length ? tokens[j] : null;
+    if (token) next = j + 1;
+    return { ...op, token };
+  });
+}
+
+/** What a picker shows for the query's positive operators named `names`. */
+function pickerValue(chips, names, dir) {
+  const positive = chips.filter((c) => !c.negated && names.includes(c.name));
+  if (positive.length === 0) return "";
+  if (positive.length > 1) return "query";
+  const chip = positive[0];
+  const value = chip.known === null ? localOption(chip, dir) : matchedOption(chip, dir);
+  return value || "query";
+}
+
+// Suggestions for the value being typed after `from:`, `agents-of:` or `in:`.
+function suggestionsFor(at, dir) {
+  const p = at.partial.toLowerCase();
+  const rank = (...texts) => {
+    const lower = texts.filter(Boolean).map((t) => t.toLowerCase());
+    if (lower.some((t) => t.startsWith(p))) return 0;
+    if (lower.some((t) => t.split(/[\s\-_.]+/).some((w) => w.startsWith(p)))) return 1;
+    if (lower.some((t) => t.includes(p))) return 2;
+    return -1;
+  };
+  const me = { id: "me", value: "me", label: "me", detail: `you, ${plainLabel(dir.me.name, 40)}`, group: "" };
+  const people = dir.members.map((m) => ({ id: m.id, value: `@${m.key}`, label: dir.nameOf(m), detail: `@${m.key}`, key: m.key, name: m.name }));
+  const agents = dir.agents.map((a) => ({
+    id: a.id,
+    value: `@${a.key}`,
+    label: plainLabel(a.name),
+    detail: `@${a.key} · agent of ${plainLabel(a.owner.name, 40)}`,
+    key: a.key,
+    name: a.name,
+  }));
+  let list = [];
+  if (at.name === "from" && at.sigil !== "#") list = [...(at.sigil ? [] : [me]), ...people, ...agents];
+  else if (at.name === "agents-of" && at.sigil !== "#") list = [...(at.sigil ? [] : [me]), ...people];
+  else if (at.name === "in" && at.sigil === "@") {
+    list = [...people, ...agents].map((x) => ({ ...x, detail: `your DM with ${x.label}` }));
+  } else if (at.name === "in") {
+    list = dir.scopes
+      .filter((s) => (at.sigil === "#" ? s.kind === "channel" : true))
+      .map((s) => ({
+        id: s.id,
+        value: s.kind === "channel" ? `#${s.key}` : s.key,
+        label: plainLabel(scopeLabel(s)),
+        detail: s.kind === "channel" ? (plainLabel(scopeLabel(s)).startsWith(`#${s.key}`) ? "" : `#${s.key}`) : s.key,
+        key: s.key,
+        name: s.name || "",
+      }));
+  }
+  return list
+    .map((x) => ({ ...x, rank: p === "" ? 0 : rank(x.key || x.value, x.name || x.label) }))
+    .filter((x) => x.rank >= 0)
+    .sort((a, b) => a.rank - b.rank)
+    .slice(0, SUGGESTIONS);
+}
+
+function SearchColumn({ token, viewer, url, navigate, onAuthError, onOpen, openId }) {
+  const [search, actions] = useSearch(token, url, onAuthError);
+  const dir = useMemo(() => directoryOf(viewer), [viewer]);
+  const chips = chipsFor(url.q, search.interpretation);
+
+  // Links made before the pickers wrote operators (`#q=…&author=MEMBER:…&channel=…&since=…`):
+  // the same filters, as operators in the query.
+  useEffect(() => {
+    if (!url.author && !url.channel && !url.since && !url.until) return;
+    let q = url.q;
+    for (const option of [url.author, url.channel]) {
+      const op = option && operatorFor(option, dir);
+      if (op) q = append(q, op);
+    }
+    if (url.since) q = append(q, `since:${url.since}`);
+    if (url.until) q = append(q, `until:${url.until}`);
+    navigate({ q, author: "", channel: "", since: "", until: "" }, { push: false });
+  }, [url.author, url.channel, url.since, url.until]);
+
+  return html`
+    <div class="search-column">
+      <${SearchForm} url=${url} navigate=${navigate} dir=${dir} chips=${chips} />
+      <${Results} search=${search} actions=${actions} url=${url} chips=${chips} onOpen=${onOpen} openId=${openId} navigate=${navigate} />
+    </div>
+  `;
+}
+
+function SearchForm({ url, navigate, dir, chips }) {
   const [text, setText] = useState(url.q);
+  const [suggest, setSuggest] = useState(null);
+  const input = useRef();
   const timer = useRef(null);
   const lastTyped = useRef(0);
-  // Back/forward or a link changed the query: show it.
+  // Back/forward, a link, a picker or a removed chip changed the query: show it.
   useEffect(() => {
     setText((current) => (current.trim() === url.q ? current : url.q));
   }, [url.q]);
@@ -313,9 +503,46 @@ function SearchForm({ viewer, url, navigate }) {
       navigate({ q: value.trim(), open: "", in: "" }, { push });
     };
     if (now) apply();
-    else timer.current = window.setTimeout(apply, DEBOUNCE_MS);
+    // `from:` without its value yet is still being typed: no search for it until Enter.
+    else if (!incomplete(value)) timer.current = window.setTimeout(apply, DEBOUNCE_MS);
+  };
+  const refresh = (value, caret) => {
+    const at = caret === null ? null : valueAtCaret(value, caret);
+    const options = at ? suggestionsFor(at, dir) : [];
+    setSuggest(options.length ? { at, options, active: 0 } : null);
+  };
+  const accept = (option) => {
+    const { query, caret } = insertValue(text, suggest.at, option.value);
+    setText(query);
+    setSuggest(null);
+    commit(query, { now: true });
+    window.requestAnimationFrame(() => {
+      const box = input.current;
+      if (!box) return;
+      box.focus();
+      box.setSelectionRange(caret, caret);
+    });
   };
   const onKeyDown = (event) => {
+    if (suggest) {
+      const n = suggest.options.length;
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        const step = event.key === "ArrowDown" ? 1 : n - 1;
+        setSuggest({ ...suggest, active: (suggest.active + step) % n });
+        return;
+      }
+      if (event.key === "Enter" || (event.key === "Tab" && !event.shiftKey)) {
+        event.preventDefault();
+        accept(suggest.options[suggest.active]);
+        return;
+      }
+      if (event.key === "Escape") {
+        event.preventDefault();
+        setSuggest(null);
+        return;
+      }
+    }
     if (event.key === "Enter") {
       event.preventDefault();
       commit(text, { now: true });
@@ -327,33 +554,110 @@ function SearchForm({ viewer, url, navigate }) {
       }
     }
   };
+  const onCaret = (event) => {
+    if (["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key) || event.type === "click") {
+      refresh(event.currentTarget.value, event.currentTarget.selectionStart);
+    }
+  };
+  const active = suggest ? `q-option-${suggest.active}` : undefined;
   return html`
     <form class="search" role="search" onSubmit=${(e) => e.preventDefault()}>
       <div class="search-box">
         <input
+          ref=${input}
           type="search"
           id="q"
+          role="combobox"
           aria-label="Search messages"
           aria-describedby="syntax"
+          aria-autocomplete="list"
+          aria-expanded=${suggest ? "true" : "false"}
+          aria-controls="q-suggestions"
+          aria-activedescendant=${active}
           placeholder="Search messages"
           autocomplete="off"
           spellcheck="false"
           value=${text}
           onInput=${(e) => {
-            setText(e.currentTarget.value);
-            commit(e.currentTarget.value, { now: false });
+            const value = e.currentTarget.value;
+            setText(value);
+            refresh(value, e.currentTarget.selectionStart);
+            commit(value, { now: false });
           }}
           onKeyDown=${onKeyDown}
+          onKeyUp=${onCaret}
+          onClick=${onCaret}
+          onBlur=${() => setSuggest(null)}
         />
+        <ul id="q-suggestions" class="suggestions" role="listbox" aria-label="Suggestions" hidden=${!suggest}>
+          ${suggest &&
+          suggest.options.map(
+            (o, i) => html`<li
+              key=${`${o.id}-${o.value}`}
+              id=${`q-option-${i}`}
+              role="option"
+              class=${i === suggest.active ? "suggestion active" : "suggestion"}
+              aria-selected=${i === suggest.active ? "true" : "false"}
+              onMouseDown=${(e) => e.preventDefault()}
+              onMouseMove=${() => i !== suggest.active && setSuggest({ ...suggest, active: i })}
+              onClick=${() => accept(o)}
+            >
+              <span class="suggestion-label"><${Name} text=${o.label} /></span>
+              <span class="suggestion-detail">${o.detail}</span>
+            </li>`
+          )}
+        </ul>
+        <p class="visually-hidden" role="status" aria-live="polite">
+          ${suggest ? `${suggest.options.length} suggestion${suggest.options.length === 1 ? "" : "s"}, arrow keys to choose, Enter to accept` : ""}
+        </p>
       </div>
       <p id="syntax" class="syntax">
         <span><code>words</code> all must appear</span>
         <span><code>"exact phrase"</code></span>
         <span><code>-word</code> excludes</span>
+        <span><code>from:@person</code> <code>agents-of:me</code> <code>in:#channel</code></span>
+        <span><code>since:2026-03-01</code> <code>until:…</code> <code>on:…</code></span>
+        <span><code>-from:…</code> <code>-in:…</code> exclude</span>
         <span>Chinese, Japanese and Korean work too</span>
       </p>
-      <${Filters} viewer=${viewer} url=${url} navigate=${navigate} />
+      <${Chips} q=${url.q} chips=${chips} navigate=${navigate} />
+      <${Filters} url=${url} navigate=${navigate} dir=${dir} chips=${chips} />
     </form>
+  `;
+}
+
+// The operators in effect, each removable: removing one cuts it out of the query as typed.
+function Chips({ q, chips, navigate }) {
+  const list = useRef();
+  if (chips.length === 0) return null;
+  const remove = (chip, index) => {
+    const nth = chips.slice(0, index).filter((c) => c.name === chip.name && c.negated === chip.negated && c.value === chip.value).length;
+    const next = chip.token ? cut(q, chip.token.start, chip.token.end) : removeOperator(q, chip, nth);
+    navigate({ q: next, open: "", in: "" }, { push: true });
+    // Focus stays in the row of chips (the next one), or goes back to the search box.
+    window.setTimeout(() => {
+      const buttons = list.current ? [...list.current.querySelectorAll("button")] : [];
+      (buttons[Math.min(index, buttons.length - 1)] || document.getElementById("q")).focus();
+    }, 0);
+  };
+  return html`
+    <ul class="operators" aria-label="Filters in the query" ref=${list}>
+      ${chips.map((chip, i) => {
+        const typed = formatOperator(chip);
+        const names = (chip.matches || []).map((m) => (m.__typename === "Scope" ? scopeLabel(m) : m.actorName));
+        const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} +${names.length - 3}` : names.join(", ");
+        const nothing = chip.known === false;
+        const cls = ["op-chip", chip.negated && "negated", nothing && "unknown", chip.known === null && "pending"].filter(Boolean).join(" ");
+        return html`<li key=${`${i}-${typed}`} class=${cls} data-operator=${chip.name} data-known=${chip.known === null ? "" : String(chip.known)}>
+          <code class="op-typed"><${Shown} text=${typed} /></code>
+          ${shown && !nothing && html`<span class="op-what"><${Name} text=${shown} /></span>`}
+          ${nothing && html`<strong class="op-nothing">${chip.negated ? "excludes nothing" : "matches nothing"}</strong>`}
+          <button type="button" class="op-remove" aria-label=${`Remove ${typed}`} title=${`Remove ${typed} from the query`} onClick=${() => remove(chip, i)}>
+            <span aria-hidden="true">×</span>
+          </button>
+        </li>`;
+      })}
+    </ul>
   `;
 }
 
@@ -363,24 +667,41 @@ function uniqueNames(people) {
   return (p) => plainLabel(count.get(p.name) > 1 ? `${p.name} (${p.key})` : p.name);
 }
 
-function Filters({ viewer, url, navigate }) {
-  const { scopes, members, agents } = viewer.workspace;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+// The pickers are views of the query: each shows the operator it stands for (or "As in the
+// query" when the typed ones are more than it can show) and choosing writes that operator.
+function Filters({ url, navigate, dir, chips }) {
+  const { scopes, members, agents, owners, nameOf } = dir;
   const groups = [
     ["Channels", scopes.filter((s) => s.kind === "channel")],
     ["Direct messages", scopes.filter((s) => s.kind === "dm")],
     ["Threads", scopes.filter((s) => s.kind === "thread")],
   ];
-  const nameOf = uniqueNames(members);
-  const owners = [...new Map(agents.map((a) => [a.owner.id, a.owner])).values()];
-  const set = (patch) => navigate({ ...patch, open: "", in: "" }, { push: true });
-  const any = url.channel || url.author || url.since || url.until;
+  const set = (q) => navigate({ q, open: "", in: "" }, { push: true });
+  const pick = (names, option) => {
+    if (option === "query") return;
+    set(replaceOperators(url.q, names, option ? operatorFor(option, dir) : ""));
+  };
+  const day = (name) => {
+    const positive = chips.filter((c) => c.name === name && !c.negated);
+    return positive.length === 1 && DAY.test(positive[0].value) ? positive[0].value : "";
+  };
+  const setDay = (name, value) => set(replaceOperators(url.q, [name], value ? `${name}:${value}` : ""));
+  const author = pickerValue(chips, ["from", "agents-of"], dir);
+  const channel = pickerValue(chips, ["in"], dir);
+  const since = day("since");
+  const until = day("until");
+  const any = chips.length > 0;
   const byLabel = (a, b) => a.label.localeCompare(b.label);
+  const asTyped = html`<option value="query">As in the query</option>`;
   return html`
     <div class="filters">
       <label class="field">
         <span>Channel</span>
-        <select value=${url.channel} onChange=${(e) => set({ channel: e.currentTarget.value })}>
+        <select value=${channel} onChange=${(e) => pick(["in"], e.currentTarget.value)}>
           <option value="">All</option>
+          ${channel === "query" && asTyped}
           ${groups.map(
             ([label, list]) =>
               list.length > 0 &&
@@ -395,8 +716,9 @@ function Filters({ viewer, url, navigate }) {
       </label>
       <label class="field">
         <span>Author</span>
-        <select value=${url.author} onChange=${(e) => set({ author: e.currentTarget.value })}>
+        <select value=${author} onChange=${(e) => pick(["from", "agents-of"], e.currentTarget.value)}>
           <option value="">Anyone</option>
+          ${author === "query" && asTyped}
           <optgroup label="People">
             ${members.map((m) => html`<option value=${`MEMBER:${m.id}`}>${nameOf(m)}</option>`)}
           </optgroup>
@@ -414,66 +736,51 @@ function Filters({ viewer, url, navigate }) {
         <span>From</span>
         <input
           type="date"
-          value=${url.since}
-          max=${url.until || undefined}
-          disabled=${!viewer.dates}
-          title=${viewer.dates ? "Messages from this day on" : "This server does not filter by date yet"}
-          onChange=${(e) => set({ since: e.currentTarget.value })}
+          value=${since}
+          max=${until || undefined}
+          title="Messages from this day on (since:)"
+          onChange=${(e) => setDay("since", e.currentTarget.value)}
         />
       </label>
       <label class="field">
         <span>To</span>
         <input
           type="date"
-          value=${url.until}
-          min=${url.since || undefined}
-          disabled=${!viewer.dates}
-          title=${viewer.dates ? "Messages up to the end of this day" : "This server does not filter by date yet"}
-          onChange=${(e) => set({ until: e.currentTarget.value })}
+          value=${until}
+          min=${since || undefined}
+          title="Messages up to the end of this day (until:)"
+          onChange=${(e) => setDay("until", e.currentTarget.value)}
         />
       </label>
       ${any &&
-      html`<button type="button" class="link clear" onClick=${() => set({ channel: "", author: "", since: "", until: "" })}>
+      html`<button type="button" class="link clear" onClick=${() => set(without(url.q, () => true))}>
         Clear filters
       </button>`}
     </div>
   `;
 }
 
-function searchVariables(url, dates) {
-  const variables = { query: url.q, scopeId: url.channel || null, author: null };
-  if (url.author) {
-    const [kind, id] = url.author.split(":");
-    if (kind && id) variables.author = { kind, id };
-  }
-  // Only where the server has since/until (an older one would reject the whole search).
-  const since = dates && url.since && localMidnight(url.since);
-  const until = dates && url.until && localMidnight(url.until, 1);
-  if (since) variables.since = since;
-  if (until) variables.until = until;
-  return variables;
-}
-
-const IDLE = { status: "idle", items: [], pageInfo: null, error: null, stopped: false };
+const IDLE = { status: "idle", items: [], pageInfo: null, error: null, stopped: false, interpretation: null };
 
 // messageSearch pages. A page whose candidate budget ran out may be short or empty: keep going
 // from endCursor by itself (up to AUTO_CONTINUE pages in a row) while hasNextPage, saying it is
 // still searching older messages; never "no results" while hasNextPage is true.
-function useSearch(token, url, dates, onAuthError) {
+function useSearch(token, url, onAuthError) {
   const [search, setSearch] = useState(IDLE);
   const actions = useRef({ more() {}, retry() {} });
   // Stable handlers for the current search (actions.current changes with each search).
   const handlers = useRef({ more: () => actions.current.more(), retry: () => actions.current.retry() });
-  const key = JSON.stringify([url.q, url.channel, url.author, dates && url.since, dates && url.until]);
+  const key = url.q;
   useEffect(() => {
     if (!url.q.trim()) {
       setSearch(IDLE);
       return undefined;
     }
     const controller = new AbortController();
-    const variables = searchVariables(url, dates);
-    const doc = searchQuery(variables);
-    let state = { ...IDLE, status: "loading" };
+    const variables = { query: url.q, timeZone: TIME_ZONE };
+    // The previous answer's interpretation stays until this one's arrives (for another query,
+    // so chips fall back to the query's own operators meanwhile).
+    let state = { ...IDLE, status: "loading", interpretation: search.interpretation };
     const update = (patch) => {
       state = { ...state, ...patch };
       if (!controller.signal.aborted) setSearch(state);
@@ -481,14 +788,15 @@ function useSearch(token, url, dates, onAuthError) {
     update({});
     const page = async (after, auto, found) => {
       try {
-        const data = await gql(token, doc, { ...variables, first: PAGE, after }, controller.signal);
+        const data = await gql(token, SEARCH, { ...variables, first: PAGE, after }, controller.signal);
         const conn = data.messageSearch;
         const seen = new Set(state.items.map((e) => e.node.id));
         const items = state.items.concat(conn.edges.filter((e) => !seen.has(e.node.id)));
         const total = found + conn.edges.length;
         const short = conn.candidateBudgetExhausted && conn.pageInfo.hasNextPage && total < PAGE;
         const again = short && auto < AUTO_CONTINUE;
-        update({ items, pageInfo: conn.pageInfo, status: again ? "continuing" : "done", stopped: short && !again, error: null });
+        const interpretation = conn.interpretation ? { ...conn.interpretation, query: url.q } : null;
+        update({ items, pageInfo: conn.pageInfo, status: again ? "continuing" : "done", stopped: short && !again, error: null, interpretation });
         if (again) await page(conn.pageInfo.endCursor, auto + 1, total);
       } catch (error) {
         if (error.name === "AbortError" || controller.signal.aborted) return;
@@ -509,8 +817,7 @@ function useSearch(token, url, dates, onAuthError) {
   return [search, handlers.current];
 }
 
-function Results({ token, url, dates, onAuthError, onOpen, openId, navigate }) {
-  const [search, actions] = useSearch(token, url, dates, onAuthError);
+function Results({ search, actions, url, chips, onOpen, openId, navigate }) {
   const sentinel = useRef();
   const list = useRef();
   const { status, items, pageInfo, error, stopped } = search;
@@ -592,8 +899,12 @@ function Results({ token, url, dates, onAuthError, onOpen, openId, navigate }) {
         !hasNext &&
         items.length === 0 &&
         html`<div class="nothing" role="status">
-          <p><strong>No messages match “${url.q}”</strong>${url.channel || url.author || url.since || url.until ? " with these filters" : ""}.</p>
-          <p>Every word must appear; try fewer words, or clear the filters.</p>
+          <p><strong>No messages match “${url.q}”</strong>.</p>
+          <p>
+            ${chips.length > 0
+              ? "Every word must appear and every filter must hold; try fewer words, or remove a filter above."
+              : "Every word must appear; try fewer words."}
+          </p>
         </div>`}
         ${status === "done" && !hasNext && items.length > 0 && html`<p class="end">No more results.</p>`}
       </div>

@@ -75,15 +75,10 @@ export function when(iso) {
   return Number.isNaN(date.getTime()) ? { short: iso, full: iso } : { short: SHORT.format(date), full: FULL.format(date) };
 }
 
-/** A YYYY-MM-DD date as the instant of local midnight, `days` later: an ISO string. */
-export function localMidnight(day, days = 0) {
-  const [y, m, d] = day.split("-").map(Number);
-  if (!y || !m || !d) return null;
-  return new Date(y, m - 1, d + days).toISOString();
-}
-
 // The URL fragment holds the whole page state (a search is shareable and the back button
-// works), and a fragment never reaches a server log. `token` is read once and removed.
+// works), and a fragment never reaches a server log. `token` is read once and removed. The
+// filters are operators in `q` (as typed); `channel`, `author`, `since` and `until` are only
+// read, from links made before that, and turned into operators.
 export const STATE_KEYS = ["q", "channel", "author", "since", "until", "open", "in"];
 
 export function readState(hash = window.location.hash) {
