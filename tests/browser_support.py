@@ -80,11 +80,12 @@ def running_server(dsn: str) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-async def screenshot(page: Any, name: str) -> None:
-    """With RECALL_SCREENSHOTS=DIR, keep a screenshot of this state as DIR/NAME.png."""
+async def screenshot(page: Any, name: str, element: Any = None) -> None:
+    """With RECALL_SCREENSHOTS=DIR, keep a screenshot of this state (of the page, or of one
+    element: a locator) as DIR/NAME.png."""
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        await page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
+        await (element or page).screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
 
 
 def chromium_path() -> str:

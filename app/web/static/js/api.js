@@ -139,3 +139,21 @@ export const CONVERSATION = `query RecallConversation(
     }
   }
 }`;
+
+// Linked identities (docs/identity.md): the viewer's own links, live and revoked, and the flow
+// that makes one (a code started here, confirmed with the other identity's token).
+const LINK = "id verifiedAt revokedAt members { id key name namespace }";
+
+export const LINKS = `query RecallLinks {
+  viewer { member { id key name namespace identityLinks { ${LINK} } } }
+}`;
+
+export const START_LINK = `mutation RecallStartLink { startIdentityLink { code expiresAt } }`;
+
+export const CONFIRM_LINK = `mutation RecallConfirmLink($code: String!) {
+  confirmIdentityLink(code: $code) { ${LINK} }
+}`;
+
+export const REVOKE_LINK = `mutation RecallRevokeLink($id: ID!) {
+  revokeIdentityLink(id: $id) { ${LINK} }
+}`;

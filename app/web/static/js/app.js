@@ -3,7 +3,22 @@
 import { h, render } from "../vendor/preact/preact.js";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "../vendor/preact/hooks.js";
 import htm from "../vendor/htm/htm.js";
-import { ApiError, AuthError, CONVERSATION, forgetEverything, gql, NetworkError, SEARCH, storedToken, storeToken, VIEWER } from "./api.js";
+import {
+  ApiError,
+  AuthError,
+  CONFIRM_LINK,
+  CONVERSATION,
+  forgetEverything,
+  gql,
+  LINKS,
+  NetworkError,
+  REVOKE_LINK,
+  SEARCH,
+  START_LINK,
+  storedToken,
+  storeToken,
+  VIEWER,
+} from "./api.js";
 import {
   append,
   cut,
@@ -27,6 +42,8 @@ const AROUND = 15;
 const MORE_ROWS = 20;
 const EXAMPLES = ["postgres migration", '"rollback plan"', "ERR_CONN_RESET -mysql", "from:me", "数据库迁移"];
 const SUGGESTIONS = 8;
+// While a link code waits for the other identity, the panel looks for the new link this often.
+const LINK_POLL_MS = 2000;
 // The browser's zone: date-only operators (`since:2026-03-01`) mean this zone's days.
 const TIME_ZONE = (() => {
   try {
@@ -66,6 +83,7 @@ function App() {
   const [viewerError, setViewerError] = useState(null);
   const [retryViewer, setRetryViewer] = useState(0);
   const [url, setUrl] = useState(initial);
+  const [linksOpen, setLinksOpen] = useState(false);
   const urlRef = useRef(url);
   urlRef.current = url;
   const openedHere = useRef(false);
@@ -74,6 +92,7 @@ function App() {
     forgetEverything();
     setToken(null);
     setViewer(null);
+    setLinksOpen(false);
     setNotice(why || "");
   }, []);
   const onAuthError = useCallback(() => signOut(SIGNED_OUT.expired), [signOut]);
@@ -177,8 +196,23 @@ function App() {
       onStay=${() => setSwitchTo("")}
     />`;
   return html`
-    <${Header} viewer=${viewer} onSignOut=${() => signOut(SIGNED_OUT.signedOut)} />
+    <${Header}
+      viewer=${viewer}
+      linksOpen=${linksOpen}
+      onLinks=${() => setLinksOpen((v) => !v)}
+      onSignOut=${() => signOut(SIGNED_OUT.signedOut)}
+    />
     ${switching}
+    ${linksOpen &&
+    html`<${LinkedAccounts}
+      token=${token}
+      viewer=${viewer}
+      onAuthError=${onAuthError}
+      onClose=${() => {
+        setLinksOpen(false);
+        window.setTimeout(() => document.getElementById("links-toggle")?.focus(), 0);
+      }}
+    />`}
     <main class=${open ? "layout has-conversation" : "layout"}>
       <${SearchColumn}
         token=${token}
@@ -239,7 +273,7 @@ function SignIn({ notice, onToken }) {
   `;
 }
 
-function Header({ viewer, onSignOut }) {
+function Header({ viewer, linksOpen, onLinks, onSignOut }) {
   const who = `${plainLabel(viewer.member.name, 200)} (${viewer.member.key}) in ${plainLabel(viewer.workspace.name, 200)}`;
   return html`
     <header class="topbar">
@@ -252,6 +286,17 @@ function Header({ viewer, onSignOut }) {
         <span class="who-name" title=${`Signed in as ${who}`}>
           <span class="who-label">Signed in as </span><${Name} text=${viewer.member.name} />${" · "}<${Name} text=${viewer.workspace.name} />
         </span>
+        <button
+          type="button"
+          id="links-toggle"
+          class="link"
+          aria-expanded=${linksOpen ? "true" : "false"}
+          aria-controls="linked-accounts"
+          aria-label="Linked accounts"
+          onClick=${onLinks}
+        >
+          Linked<span class="wide-only"> accounts</span>
+        </button>
         <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
       </div>
     </header>
@@ -296,6 +341,194 @@ function SwitchAccount({ viewer, token, onSwitch, onStay }) {
       </div>
     </div>
   `;
+}
+
+// Linked accounts (docs/identity.md): one person's identities in two namespaces (Slack and the
+// web app, say) linked by a code started on one and confirmed on the other; the viewer's links,
+// live and revoked, each revocable by either side.
+function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
+  const [links, setLinks] = useState({ status: "loading", me: null, items: [], error: null });
+  const [started, setStarted] = useState(null);
+  const [code, setCode] = useState("");
+  const [busy, setBusy] = useState("");
+  const [problem, setProblem] = useState(null);
+  const [notice, setNotice] = useState("");
+  const [revoking, setRevoking] = useState("");
+  const [, setTick] = useState(0);
+  const heading = useRef();
+
+  const load = useCallback(
+    async (signal) => {
+      try {
+        const data = await gql(token, LINKS, {}, signal);
+        const me = data.viewer.member;
+        setLinks({ status: "ready", me, items: me ? me.identityLinks : [], error: null });
+        return me ? me.identityLinks : [];
+      } catch (error) {
+        if (error.name === "AbortError") return null;
+        if (error instanceof AuthError) onAuthError();
+        else setLinks((l) => ({ ...l, status: "error", error }));
+        return null;
+      }
+    },
+    [token, onAuthError]
+  );
+  useEffect(() => {
+    const controller = new AbortController();
+    load(controller.signal);
+    if (heading.current) heading.current.focus();
+    return () => controller.abort();
+  }, [load]);
+
+  // A code waits for the other identity: look for the link it makes, and say when it expired.
+  useEffect(() => {
+    if (!started) return undefined;
+    const timer = window.setInterval(async () => {
+      setTick((n) => n + 1);
+      if (Date.parse(started.expiresAt) <= Date.now()) return;
+      const items = await load();
+      const made = items && items.find((l) => !l.revokedAt && !started.before.has(l.id));
+      if (made) {
+        setStarted(null);
+        setNotice(`Linked to ${describe(other(made, viewer))}.`);
+      }
+    }, LINK_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [started, load]);
+
+  const run = async (what, doc, variables, after) => {
+    setBusy(what);
+    setProblem(null);
+    setNotice("");
+    try {
+      const data = await gql(token, doc, variables);
+      await after(data);
+    } catch (error) {
+      if (error instanceof AuthError) onAuthError();
+      else setProblem({ what, error });
+    } finally {
+      setBusy("");
+    }
+  };
+  const start = () =>
+    run("start", START_LINK, {}, async (data) => {
+      const before = new Set(links.items.map((l) => l.id));
+      setStarted({ ...data.startIdentityLink, before });
+    });
+  const confirm = (event) => {
+    event.preventDefault();
+    if (!code.trim()) return;
+    run("confirm", CONFIRM_LINK, { code: code.trim() }, async (data) => {
+      setCode("");
+      setNotice(`Linked to ${describe(other(data.confirmIdentityLink, viewer))}.`);
+      await load();
+    });
+  };
+  const revoke = (link) =>
+    run("revoke", REVOKE_LINK, { id: link.id }, async () => {
+      setRevoking("");
+      setNotice(`The link with ${describe(other(link, viewer))} is revoked.`);
+      await load();
+    });
+  const onKeyDown = (event) => {
+    if (event.key === "Escape" && !revoking) {
+      event.preventDefault();
+      onClose();
+    }
+  };
+
+  const me = links.me || viewer.member;
+  const expired = started && Date.parse(started.expiresAt) <= Date.now();
+  const live = links.items.filter((l) => !l.revokedAt);
+  const refused = { start: "The code could not be started", confirm: "That code was not accepted", revoke: "The link could not be revoked" };
+  return html`
+    <section id="linked-accounts" class="linked" aria-labelledby="links-title" onKeyDown=${onKeyDown}>
+      <header class="linked-head">
+        <h2 id="links-title" tabindex="-1" ref=${heading}>Linked accounts</h2>
+        <button type="button" class="back" onClick=${onClose} aria-label="Close linked accounts">Close</button>
+      </header>
+      <p class="linked-intro">
+        You are <strong><${Name} text=${me.name} /></strong> (${me.key}${me.namespace ? html`, <code>${me.namespace}</code>` : ""}).
+        If you are also someone else here — on Slack and on the web app, say — link the two: what only you could read as one
+        identity (your DM with an agent, a private channel only you are in) can then be found as the other. Conversations
+        with other people never follow a link.
+      </p>
+      ${notice && html`<p class="linked-notice" role="status">${notice}</p>`}
+      <div class="linked-steps">
+        <div class="linked-step">
+          <h3>Link from here</h3>
+          <p>Start a code, then enter it while signed in as your other identity.</p>
+          <button type="button" class="primary" onClick=${start} disabled=${busy === "start"}>
+            ${started ? "Start a new code" : "Start a link"}
+          </button>
+          ${started &&
+          html`<div class="link-code" data-expired=${expired ? "true" : "false"}>
+            <p>Your code: <output class="code-text" aria-label="Your link code">${started.code}</output></p>
+            <p>
+              ${expired ? "It expired at " : "Single use; it expires at "}<${Time} iso=${started.expiresAt} />${expired
+                ? ": start a new one."
+                : ` (in ${Math.max(1, Math.ceil((Date.parse(started.expiresAt) - Date.now()) / 60000))} min). Starting a new code cancels this one.`}
+            </p>
+            ${!expired && html`<p class="status"><span class="spinner" aria-hidden="true"></span> Waiting for your other identity to confirm it…</p>`}
+          </div>`}
+          ${problem && problem.what === "start" && html`<${ErrorBox} error=${problem.error} refused=${refused.start} />`}
+        </div>
+        <form class="linked-step" onSubmit=${confirm}>
+          <h3>Confirm a code</h3>
+          <label for="link-code">Code from your other identity</label>
+          <div class="code-row">
+            <input
+              id="link-code"
+              autocomplete="off"
+              spellcheck="false"
+              autocapitalize="characters"
+              value=${code}
+              onInput=${(e) => setCode(e.currentTarget.value)}
+            />
+            <button type="submit" class="primary" disabled=${!code.trim() || busy === "confirm"}>Confirm link</button>
+          </div>
+          ${problem && problem.what === "confirm" && html`<${ErrorBox} error=${problem.error} refused=${refused.confirm} />`}
+        </form>
+      </div>
+      <h3>Your links</h3>
+      ${links.status === "loading" && html`<p class="status" role="status">Loading your links…</p>`}
+      ${links.status === "error" && html`<${ErrorBox} error=${links.error} onRetry=${() => load()} />`}
+      ${links.status === "ready" && links.items.length === 0 && html`<p class="status">No linked accounts yet.</p>`}
+      ${problem && problem.what === "revoke" && html`<${ErrorBox} error=${problem.error} refused=${refused.revoke} />`}
+      ${links.items.length > 0 &&
+      html`<ul class="link-list" aria-label=${`${live.length} live, ${links.items.length - live.length} revoked`}>
+        ${links.items.map((link) => {
+          const them = other(link, viewer);
+          const who = describe(them);
+          return html`<li key=${link.id} class=${link.revokedAt ? "link-row revoked" : "link-row"} data-link-id=${link.id}>
+            <span class="link-who"><strong><${Name} text=${them.name} /></strong> <span class="link-ns">${them.key} · <code>${them.namespace}</code></span></span>
+            <span class="link-when">Verified <${Time} iso=${link.verifiedAt} /></span>
+            ${link.revokedAt
+              ? html`<span class="link-state revoked">Revoked <${Time} iso=${link.revokedAt} /></span>`
+              : html`<span class="link-state live">Live</span>`}
+            ${!link.revokedAt &&
+            revoking !== link.id &&
+            html`<button type="button" class="link" aria-label=${`Revoke the link with ${who}`} onClick=${() => setRevoking(link.id)}>Revoke</button>`}
+            ${revoking === link.id &&
+            html`<span class="link-confirm" role="group" aria-label=${`Revoke the link with ${who}?`}>
+              Revoke it? It stops from the next request on.
+              <button type="button" class="danger" onClick=${() => revoke(link)} disabled=${busy === "revoke"}>Revoke link</button>
+              <button type="button" class="link" onClick=${() => setRevoking("")}>Keep it</button>
+            </span>`}
+          </li>`;
+        })}
+      </ul>`}
+    </section>
+  `;
+}
+
+/** The other member of a link (links join exactly two). */
+function other(link, viewer) {
+  return link.members.find((m) => m.id !== viewer.member.id) || link.members[link.members.length - 1];
+}
+
+function describe(member) {
+  return `${plainLabel(member.name, 60)} (${member.key}, ${member.namespace})`;
 }
 
 // Text from other people (bodies, names): isolated from the surrounding direction (<bdi>), and
@@ -1104,7 +1337,7 @@ function hitRanges(messageId) {
   return link && link.dataset.ranges ? JSON.parse(link.dataset.ranges) : [];
 }
 
-function ErrorBox({ error, onRetry }) {
+function ErrorBox({ error, onRetry, refused = "That search cannot run" }) {
   let title = "Something went wrong";
   let text = error && error.message;
   if (error instanceof NetworkError) {
@@ -1114,7 +1347,7 @@ function ErrorBox({ error, onRetry }) {
     title = "Search is not available yet";
     text = "This workspace's search index is still being prepared. Try again in a minute.";
   } else if (error instanceof ApiError && error.code === "BAD_USER_INPUT") {
-    title = "That search cannot run";
+    title = refused;
   } else if (error instanceof ApiError && error.code === "INVALID_CURSOR") {
     title = "The results changed";
     text = "Search again to start from the newest messages.";

@@ -1,0 +1,201 @@
+"""Linked accounts in the Messages tab (issue 27): one person signed in as two identities (Slack
+and the web app) starts a link on one, confirms it on the other, both see it, one revokes it;
+refusals (BAD_USER_INPUT) are shown as such.
+
+Debian's chromium driven by Playwright, like tests/test_browser.py: two tabs in two browser
+contexts (session storage is per tab), one per identity, on a workspace of their own.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from app.data.tokens import issue_actor_token
+from app.db import connect
+from app.fixtures.importer import import_fixture
+from tests.browser_support import (
+    CHROMIUM_ARGS,
+    chromium_path,
+    require_browser,
+    running_server,
+    screenshot,
+    watched_tab,
+)
+from tests.conftest import migrated_database
+
+pytestmark = pytest.mark.browser
+
+SEARCH = "input[type=search]"
+
+
+def links_fixture() -> dict[str, Any]:
+    return {
+        "workspace": {"key": "duo", "name": "Duo Co"},
+        "namespace": "slack:duo",
+        "members": [
+            {"key": "ann", "name": "Ann Lee"},
+            {"key": "ann-web", "name": "Ann Lee", "namespace": "web:duo"},
+            {"key": "bob", "name": "Bob Okafor"},
+        ],
+        "scopes": [
+            {"key": "general", "kind": "channel", "visibility": "public", "name": "general",
+             "members": ["ann", "bob"]},
+        ],
+        "messages": [
+            {"key": "m1", "scope": "general", "author": "bob", "at": "2026-03-01T09:00:00Z",
+             "body": "hello"},
+        ],
+    }  # fmt: skip
+
+
+@dataclass
+class Site:
+    base: str
+    ann: str  # slack:duo
+    ann_web: str  # web:duo, the same person
+    bob: str  # slack:duo, someone else
+
+
+@pytest.fixture(scope="module")
+async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
+    require_browser()
+    name = f"recall_b_{uuid.uuid4().hex[:12]}"
+    async with migrated_database(server_dsn, template_name, name) as dsn:
+        conn = await connect(dsn)
+        try:
+            await import_fixture(conn, links_fixture(), io.StringIO())
+            tokens = [
+                await issue_actor_token(conn, "duo", "member", k) for k in ("ann", "ann-web", "bob")
+            ]
+        finally:
+            await conn.close()
+        with running_server(dsn) as base:
+            yield Site(base, *tokens)
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    require_browser()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+async def open_links(page: Any, site: Site, token: str) -> Any:
+    """Signed in with `token`, the Linked accounts panel open; returns the panel."""
+    from playwright.async_api import expect
+
+    await page.goto(f"{site.base}/#token={token}")
+    await page.locator(SEARCH).wait_for()
+    toggle = page.get_by_role("button", name="Linked accounts", exact=True)
+    await expect(toggle).to_have_attribute("aria-expanded", "false")
+    await toggle.click()
+    await expect(toggle).to_have_attribute("aria-expanded", "true")
+    panel = page.get_by_role("region", name="Linked accounts")
+    await expect(panel).to_be_visible()
+    await expect(panel.get_by_role("heading", name="Linked accounts")).to_be_focused()
+    return panel
+
+
+async def test_start_on_one_identity_confirm_on_the_other_both_see_it_and_revoke(
+    browser: Any, site: Site
+) -> None:
+    from playwright.async_api import expect
+
+    async with (
+        watched_tab(browser, site.base) as slack,
+        watched_tab(browser, site.base) as web,
+    ):
+        a = await open_links(slack, site, site.ann)
+        await expect(a).to_contain_text("slack:duo")
+        await expect(a.get_by_text("No linked accounts yet.")).to_be_visible()
+
+        # A: start a link — a code, and when it expires.
+        await a.get_by_role("button", name="Start a link").click()
+        code_box = a.get_by_label("Your link code")
+        await expect(code_box).to_have_text(re.compile(r"\S"))
+        code = (await code_box.inner_text()).strip()
+        await expect(a.locator(".link-code time")).to_have_attribute(
+            "datetime", re.compile(r"^\d{4}-")
+        )
+        await expect(a).to_contain_text("Single use; it expires at")
+        await screenshot(slack, "linked-accounts-code-1280", a)
+
+        # B: a mistyped code is refused, clearly; then the right one links the two.
+        b = await open_links(web, site, site.ann_web)
+        await expect(b).to_contain_text("web:duo")
+        await b.get_by_label("Code from your other identity").fill("NOPE-NOPE")
+        await b.get_by_role("button", name="Confirm link").click()
+        alert = b.get_by_role("alert")
+        await expect(alert).to_contain_text("That code was not accepted")
+        await expect(alert).to_contain_text("BAD_USER_INPUT")
+        await b.get_by_label("Code from your other identity").fill(code)
+        await b.get_by_role("button", name="Confirm link").click()
+        await expect(b.get_by_role("alert")).to_have_count(0)
+        await expect(b.get_by_role("status").filter(has_text="Linked to")).to_contain_text(
+            "Ann Lee (ann, slack:duo)"
+        )
+        b_row = b.locator(".link-row")
+        await expect(b_row).to_have_count(1)
+        await expect(b_row).to_contain_text("slack:duo")
+        await expect(b_row).to_contain_text("Live")
+
+        # A sees it without reloading: the page looked for the link its code made.
+        a_row = a.locator(".link-row")
+        await expect(a_row).to_have_count(1, timeout=15_000)
+        await expect(a_row).to_contain_text("web:duo")
+        await expect(a_row).to_contain_text("Live")
+        await expect(a.get_by_label("Your link code")).to_have_count(0)
+        assert await a_row.get_attribute("data-link-id") == await b_row.get_attribute(
+            "data-link-id"
+        )
+        await screenshot(slack, "linked-accounts-live-1280", a)
+
+        # A revokes it (asked once more first); B sees it revoked on the next load.
+        await a.get_by_role(
+            "button", name="Revoke the link with Ann Lee (ann-web, web:duo)"
+        ).click()
+        await a.get_by_role("button", name="Revoke link").click()
+        await expect(a_row).to_contain_text("Revoked")
+        await expect(a_row.get_by_role("button", name="Revoke", exact=True)).to_have_count(0)
+        await expect(a.get_by_role("status").filter(has_text="revoked")).to_be_visible()
+
+        await b.get_by_role("button", name="Close linked accounts").click()
+        await expect(web.get_by_role("button", name="Linked accounts", exact=True)).to_be_focused()
+        await web.get_by_role("button", name="Linked accounts", exact=True).click()
+        await expect(web.locator(".link-row")).to_contain_text("Revoked")
+        await expect(web.locator(".link-row").get_by_role("button", name="Revoke")).to_have_count(0)
+
+
+async def test_refusals_are_shown_and_change_nothing(browser: Any, site: Site) -> None:
+    from playwright.async_api import expect
+
+    async with watched_tab(browser, site.base) as tab:
+        panel = await open_links(tab, site, site.bob)
+        await panel.get_by_role("button", name="Start a link").click()
+        code = (await panel.get_by_label("Your link code").inner_text()).strip()
+
+        # The identity that started a code cannot confirm it.
+        await panel.get_by_label("Code from your other identity").fill(code)
+        await panel.get_by_role("button", name="Confirm link").click()
+        alert = panel.get_by_role("alert")
+        await expect(alert).to_contain_text("That code was not accepted")
+        await expect(alert).to_contain_text("your other identity")
+        await expect(panel.get_by_text("No linked accounts yet.")).to_be_visible()
+
+        # Escape closes the panel; the search is still there.
+        await panel.get_by_label("Code from your other identity").press("Escape")
+        await expect(tab.get_by_role("region", name="Linked accounts")).to_have_count(0)
+        await expect(tab.locator(SEARCH)).to_be_visible()
