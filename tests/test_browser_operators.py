@@ -308,6 +308,8 @@ async def test_pickers_and_typed_operators_agree(page: Any, site: Site) -> None:
     await box.fill('rollback from:"Bob Okafor" in:general')
     await expect(author.locator("option:checked")).to_have_text("Bob Okafor")
     await expect(channel.locator("option:checked")).to_have_text("#general")
+    await box.fill("rollback from:@BOB")
+    await expect(author.locator("option:checked")).to_have_text("Bob Okafor")
     await box.fill("rollback FROM:me")
     await expect(author.locator("option:checked")).to_have_text("Ann Lee")
     await expect(channel).to_have_value("")

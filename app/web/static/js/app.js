@@ -560,7 +560,8 @@ function localOption(op, dir) {
   const sigil = v[0] === "@" || v[0] === "#" ? v[0] : "";
   const bare = v.slice(sigil.length);
   const one = (list) => (list.length === 1 ? list[0] : null);
-  const byKey = (list) => one(list.filter((x) => x.key === bare));
+  // Keys and names both match regardless of case, as the server looks them up.
+  const byKey = (list) => one(list.filter((x) => x.key.toLowerCase() === bare.toLowerCase()));
   const byName = (list) => one(list.filter((x) => x.name.toLowerCase() === bare.toLowerCase()));
   const actor = (list) => {
     if (sigil === "#") return null;
