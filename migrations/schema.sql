@@ -784,6 +784,10 @@ ALTER TABLE ONLY public.workspaces
 
 CREATE INDEX actors_agent_names ON public.actors USING btree (workspace_id, lower(name)) WHERE (kind = 'agent'::text);
 
+CREATE INDEX actors_lower_key ON public.actors USING btree (workspace_id, lower(key));
+
+CREATE INDEX actors_lower_name ON public.actors USING btree (workspace_id, lower(name));
+
 CREATE UNIQUE INDEX actors_member_namespace ON public.actors USING btree (workspace_id, id, namespace_id);
 
 CREATE INDEX actors_name ON public.actors USING btree (workspace_id, name);
@@ -813,6 +817,10 @@ CREATE INDEX messages_lineage_missing ON public.messages USING btree (workspace_
 CREATE INDEX messages_text_pending_removal ON public.messages USING btree (workspace_id, id) WHERE (deleted AND (body <> ''::text));
 
 CREATE INDEX scope_members_actor ON public.scope_members USING btree (workspace_id, actor_id, scope_id);
+
+CREATE INDEX scopes_lower_key ON public.scopes USING btree (workspace_id, lower(key));
+
+CREATE INDEX scopes_lower_name ON public.scopes USING btree (workspace_id, lower(name)) WHERE (name IS NOT NULL);
 
 CREATE INDEX scopes_parent ON public.scopes USING btree (workspace_id, parent_id) WHERE (parent_id IS NOT NULL);
 
