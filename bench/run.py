@@ -32,6 +32,7 @@ import asyncpg
 import httpx
 
 from app.api.ids import encode_id
+from app.data.identity_links import confirm_link, revoke_member_links, start_link
 from app.db import PLANNER_SETTINGS, resolve_database_url
 from app.settings import Settings
 from bench.baselines import (
@@ -120,6 +121,27 @@ async def _ids(conn: asyncpg.Connection, kind_keys: list[tuple[str, str]]) -> di
         "select key, id from actors where key = any($1::text[])", [k for _, k in kind_keys]
     )
     return {r["key"]: r["id"] for r in rows}
+
+
+async def _link_identity(conn: asyncpg.Connection, ws: int, member: int) -> None:
+    """A second identity of `member` in the namespace web:bench, linked to it by the flow
+    the app uses (a code started by one, confirmed by the other)."""
+    ns = await conn.fetchval(
+        "insert into namespaces (workspace_id, name) values ($1, 'web:bench')"
+        " on conflict (workspace_id, name) do update set name = excluded.name returning id",
+        ws,
+    )
+    other = await conn.fetchval(
+        "insert into actors (workspace_id, key, kind, name, namespace_id)"
+        " values ($1, 'web-bench-heavy', 'member', 'Heavy (web)', $2)"
+        " on conflict (workspace_id, key) do update set name = excluded.name returning id",
+        ws,
+        ns,
+    )
+    async with conn.transaction():
+        await revoke_member_links(conn, ws, member, "connector")
+        code = await start_link(conn, ws, member, 600)
+        await confirm_link(conn, ws, other, code.code)
 
 
 async def _measure(
@@ -232,6 +254,25 @@ async def _measure(
                 say(
                     f"http {c.name}: p50 {row['http_c1'].p50_ms} ms, c8 {row['http_c8'].rps} req/s {row['http_c1'].error or ''}"
                 )
+
+            # The same person with a live identity link (a second identity of theirs in another
+            # namespace: docs/identity.md), side by side with the rows above; revoked again
+            # before historySearch is measured, so every other row is a workspace without one.
+            if not args.live_only:
+                await _link_identity(conn, ws, heavy)
+                for c in [c for c in cases if c.name in ("rare", "common", "from: only")]:
+                    variables = {"q": c.query}
+                    token = tokens[c.persona]
+                    row = results.rows.setdefault(f"messageSearch {c.name}, linked", {})
+
+                    def make_linked(
+                        _w: int, v: dict[str, Any] = variables, t: str = token
+                    ) -> tuple[str, dict[str, Any], str]:
+                        return MESSAGE_SEARCH, v, t
+
+                    row["http_c1"] = await time_http(port, make_linked, reps, 1, edges, pids)
+                    say(f"http {c.name}, linked: p50 {row['http_c1'].p50_ms} ms")
+                await revoke_member_links(conn, ws, heavy, "connector")
 
             # historySearch from an agent's turns, started with the agent token: nine turns
             # searched again and again (the same question later in a turn: its weights are
