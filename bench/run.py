@@ -255,23 +255,44 @@ async def _measure(
                     f"http {c.name}: p50 {row['http_c1'].p50_ms} ms, c8 {row['http_c8'].rps} req/s {row['http_c1'].error or ''}"
                 )
 
-            # The same person with a live identity link (a second identity of theirs in another
-            # namespace: docs/identity.md), side by side with the rows above; revoked again
-            # before historySearch is measured, so every other row is a workspace without one.
+            # The same person with and without a live identity link (a second identity of
+            # theirs in another namespace: docs/identity.md), side by side: five alternating
+            # rounds each, the median of the rounds' p50s (one round after the other would
+            # compare the machine's moods). Revoked again before historySearch is measured, so
+            # every other row is a workspace without links.
             if not args.live_only:
-                await _link_identity(conn, ws, heavy)
                 for c in [c for c in cases if c.name in ("rare", "common", "from: only")]:
                     variables = {"q": c.query}
                     token = tokens[c.persona]
-                    row = results.rows.setdefault(f"messageSearch {c.name}, linked", {})
 
-                    def make_linked(
+                    def make_same(
                         _w: int, v: dict[str, Any] = variables, t: str = token
                     ) -> tuple[str, dict[str, Any], str]:
                         return MESSAGE_SEARCH, v, t
 
-                    row["http_c1"] = await time_http(port, make_linked, reps, 1, edges, pids)
-                    say(f"http {c.name}, linked: p50 {row['http_c1'].p50_ms} ms")
+                    rounds: dict[str, list[float]] = {"no link": [], "linked": []}
+                    for _ in range(5):
+                        for state in rounds:
+                            if state == "linked":
+                                await _link_identity(conn, ws, heavy)
+                            else:
+                                await revoke_member_links(conn, ws, heavy, "connector")
+                            stats = await time_http(
+                                port, make_same, max(5, reps // 5), 1, edges, pids
+                            )
+                            if stats.p50_ms is not None:
+                                rounds[state].append(stats.p50_ms)
+                    for state, p50s in rounds.items():
+                        results.rows[f"messageSearch {c.name}, {state} (alternating)"] = {
+                            "http_c1": Stats(
+                                n=len(p50s) * max(5, reps // 5),
+                                p50_ms=round(statistics.median(p50s), 2) if p50s else None,
+                            )
+                        }
+                    say(
+                        f"http {c.name}: no link {statistics.median(rounds['no link'])} ms,"
+                        f" linked {statistics.median(rounds['linked'])} ms (alternating)"
+                    )
                 await revoke_member_links(conn, ws, heavy, "connector")
 
             # historySearch from an agent's turns, started with the agent token: nine turns
