@@ -20,6 +20,7 @@ from importlib.resources.abc import Traversable
 import asyncpg
 
 from app.errors import RecallError
+from app.sql_statements import split_statements
 
 # Arbitrary constant: every Recall process migrating the same database takes this lock.
 _LOCK_KEY = 0x5245_4341_4C4C
@@ -119,7 +120,14 @@ async def migrate(conn: asyncpg.Connection, source: Traversable | None = None) -
                     # A migration of a database already distributed may create triggers on
                     # its distributed tables; they run on the shards (docs/scale.md).
                     await conn.execute("set local citus.enable_unsafe_triggers = on")
-                await conn.execute(migration.sql)
+                    # A migration may change a distributed table's rows and then replace a
+                    # function Citus propagates: that needs one connection per worker for the
+                    # whole transaction, not parallel ones.
+                    await conn.execute("set local citus.multi_shard_modify_mode = 'sequential'")
+                # One statement at a time (app.sql_statements: Citus refuses some DDL on a
+                # distributed table inside a string of several commands).
+                for statement in split_statements(migration.sql):
+                    await conn.execute(statement)
                 await conn.execute(
                     "insert into schema_migrations (version, name, checksum) values ($1, $2, $3)",
                     migration.version,
