@@ -399,3 +399,32 @@ async def test_connector_revokes_links(
     assert (await connector.attempt(keyed("revokeIdentityLinks", "nobody"))).codes == [
         "BAD_USER_INPUT"
     ]
+
+
+async def test_another_namespaces_public_channel_is_not_listed_nor_named_by_in(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    """A public channel is the workspace audience of its own namespace: alice-web cannot read
+    slack's #general, so it is not among her scopes and `in:#general` names nothing — exactly
+    like a channel that does not exist. Her own namespace's public channel is both."""
+    listed = await client.gql(
+        "{ viewer { workspace { scopes { key } } } }", token=linked["alice-web"]
+    )
+    scopes = {s["key"] for s in listed["viewer"]["workspace"]["scopes"]}
+    assert "web-public" in scopes and "general" not in scopes
+    data = await client.gql(
+        "query($q: String!) { messageSearch(query: $q) { edges { node { key } }"
+        " interpretation { operators { value known matches { id } } } } }",
+        {"q": "zebra in:#general in:#nosuch in:#web-public"},
+        token=linked["alice-web"],
+    )
+    readings = data["messageSearch"]["interpretation"]["operators"]
+    assert [(r["value"], r["known"], len(r["matches"])) for r in readings] == [
+        ("#general", False, 0),
+        ("#nosuch", False, 0),
+        ("#web-public", True, 1),
+    ]
+    assert [e["node"]["key"] for e in data["messageSearch"]["edges"]] == ["wp1"]
+    # Slack's own members still list and name it.
+    listed = await client.gql("{ viewer { workspace { scopes { key } } } }", token=linked["alice"])
+    assert "general" in {s["key"] for s in listed["viewer"]["workspace"]["scopes"]}

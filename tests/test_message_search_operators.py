@@ -458,6 +458,10 @@ async def test_the_audit_records_compiled_filters_never_names(
         ("deploy", {"tz": "Mars/Olympus"}, "unknown timeZone"),
         ("deploy", {"tz": "../../etc/passwd"}, "timeZone"),
         (" ".join(["from:@ben"] * 17), {}, "more than 16 operators"),
+        # Operators count toward the 500 characters, and so does what normalization makes of
+        # the text (one U+FDFA is 18 characters): the parser never reads more than it bounds.
+        ("from:@ben " * 51, {}, "longer than 500 characters"),
+        ("\ufdfa" * 400, {}, "longer than 2000 characters"),
     ],
 )
 async def test_bad_operators_are_clear_errors(

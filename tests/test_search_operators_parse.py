@@ -83,6 +83,7 @@ def test_a_leading_minus_negates_who_and_where() -> None:
         ("-on:2026-03-01", "cannot be negated"),
         ("from:" + "x" * 201, "longer than 200"),
         (" ".join(["in:#a"] * (MAX_OPERATORS + 1)), f"more than {MAX_OPERATORS} operators"),
+        ("a " * 1000 + "x:", "longer than 2000 characters"),
     ],
 )
 def test_unusable_operators_are_clear_errors(query: str, says: str) -> None:

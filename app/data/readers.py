@@ -94,11 +94,19 @@ class Reader:
             f" and rm.actor_id = {param})"
         )
         if self.kind == "member":
-            # Public (and truly open) channels are fair game, as are their threads.
+            # Public and truly open channels are fair game, as are their threads (a thread has
+            # its parent's visibility and namespace) — a public one only in the person's own
+            # namespace: another namespace's public channel is a room they cannot read (its
+            # audience is workspace(that namespace)), so it is neither listed nor found by an
+            # in: operator. An open one is readable from anywhere.
+            assert self.destination is not None
+            visibility = (
+                f"coalesce((select rp.visibility from scopes rp where rp.workspace_id = $1"
+                f" and rp.id = {s}.parent_id), {s}.visibility)"
+            )
             public = (
-                f"({s}.visibility in ('public', 'open') or exists (select 1 from scopes rp"
-                f" where rp.workspace_id = $1 and rp.id = {s}.parent_id"
-                " and rp.visibility in ('public', 'open')))"
+                f"(case {visibility} when 'open' then true when 'public'"
+                f" then {s}.namespace_id = {int(self.destination.namespace_id)} else false end)"
             )
             return f"({public} or {membership})"
         return membership

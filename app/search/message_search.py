@@ -41,7 +41,7 @@ from app.search.keys import Keys
 from app.search.operator_filters import CompiledOperators, compile_operators, time_zone
 from app.search.operators import Operator, split_operators
 from app.search.paging import budget_for, page_decided, position_of
-from app.search.query import ParsedQuery, parse_query, utc_bound
+from app.search.query import MAX_QUERY_CHARS, ParsedQuery, parse_query, utc_bound
 from app.search.readiness import ensure_read_ready
 
 MAX_FIRST = 100
@@ -120,6 +120,8 @@ async def message_search(
     since, until = utc_bound("since", request.since), utc_bound("until", request.until)
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
+    if len(request.query) > MAX_QUERY_CHARS:
+        raise BadUserInput(f"query is longer than {MAX_QUERY_CHARS} characters")
     zone = time_zone(request.time_zone)
     # NFKC first, so a full-width colon or at sign reads as the operator a person meant.
     parts = split_operators(unicodedata.normalize("NFKC", request.query))

@@ -33,6 +33,11 @@ NEGATABLE = WHO + WHERE
 # More operators than this is not a search someone typed; it only costs resolution work.
 MAX_OPERATORS = 16
 MAX_VALUE_CHARS = 200
+_LONGEST_NAME = max(len(name) for name in OPERATORS)
+# The longest query the scanner reads: the caller bounds what was typed (500 characters) before
+# Unicode normalization, which can lengthen text (one character of U+FDFA is 18); this bounds
+# what normalization made of it.
+MAX_NORMALIZED_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,8 @@ class QueryParts:
 def split_operators(query: str) -> QueryParts:
     """The text and the operators of a query. Raises BadUserInput for an operator without a
     value, a negated time operator, too many operators or an oversized value."""
+    if len(query) > MAX_NORMALIZED_CHARS:
+        raise BadUserInput(f"query is longer than {MAX_NORMALIZED_CHARS} characters")
     text: list[str] = []
     operators: list[Operator] = []
     i, n = 0, len(query)
@@ -78,8 +85,8 @@ def split_operators(query: str) -> QueryParts:
             continue
         operator, i = found
         operators.append(operator)
-    if len(operators) > MAX_OPERATORS:
-        raise BadUserInput(f"query has more than {MAX_OPERATORS} operators")
+        if len(operators) > MAX_OPERATORS:
+            raise BadUserInput(f"query has more than {MAX_OPERATORS} operators")
     return QueryParts(" ".join(text), tuple(operators))
 
 
@@ -100,11 +107,13 @@ def _operator_at(query: str, i: int) -> tuple[Operator, int] | None:
     """The operator starting at i and where it ends, or None if the token there is text."""
     negated = query[i] == "-"
     name_start = i + 1 if negated else i
-    colon = query.find(":", name_start)
+    # The colon directly after a name: looked for only as far as the longest name reaches, so
+    # a query costs time in proportion to its length.
+    colon = query.find(":", name_start, name_start + _LONGEST_NAME + 1)
     if colon == -1:
         return None
     name = query[name_start:colon].lower()
-    if name not in OPERATORS or any(c.isspace() for c in query[name_start:colon]):
+    if name not in OPERATORS:
         return None
     value, end = _value_at(query, colon + 1)
     if value == "":
