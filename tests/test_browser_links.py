@@ -143,6 +143,11 @@ async def test_start_on_one_identity_confirm_on_the_other_both_see_it_and_revoke
         await expect(alert).to_contain_text("BAD_USER_INPUT")
         await b.get_by_label("Code from your other identity").fill(code)
         await b.get_by_role("button", name="Confirm link").click()
+        # Whom the code links to is shown first; nothing is linked before an explicit yes.
+        preview = b.locator(".link-preview")
+        await expect(preview).to_contain_text("Ann Lee (ann, slack:duo)")
+        await expect(b.locator(".link-row")).to_have_count(0)
+        await b.get_by_role("button", name="Yes, link them").click()
         await expect(b.get_by_role("alert")).to_have_count(0)
         await expect(b.get_by_role("status").filter(has_text="Linked to")).to_contain_text(
             "Ann Lee (ann, slack:duo)"

@@ -428,3 +428,37 @@ async def test_another_namespaces_public_channel_is_not_listed_nor_named_by_in(
     # Slack's own members still list and name it.
     listed = await client.gql("{ viewer { workspace { scopes { key } } } }", token=linked["alice"])
     assert "general" in {s["key"] for s in listed["viewer"]["workspace"]["scopes"]}
+
+
+PREVIEW = """
+query($code: String!) {
+  identityLinkCode(code: $code) { expiresAt starter { key name namespace } }
+}
+"""
+
+
+async def test_a_code_shows_whom_it_links_to_before_it_is_confirmed(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    """The person confirming sees who started the code (so a stranger's code is recognised
+    as one) without using it; the starter's own token, an unknown code and a used one are
+    refused alike."""
+    code = await start_code(client, linked["alice"])
+    seen = await client.gql(PREVIEW, {"code": code}, token=linked["alice-web"])
+    assert seen["identityLinkCode"]["starter"] == {
+        "key": "alice",
+        "name": "Alice",
+        "namespace": "slack:acme",
+    }
+    assert await db.fetchval("select count(*) from identity_links") == 0
+    for token, value in (
+        (linked["alice"], code),
+        (linked["alice-web"], "ZZZZZ-ZZZZZ"),
+        (linked["alice-web"], "x" * 10_000),
+    ):
+        refused = await client.post(PREVIEW, {"code": value}, token=token)
+        assert refused.codes == ["BAD_USER_INPUT"], refused.body
+    # Previewing used nothing: the code still confirms, and is then used.
+    await confirm(client, linked["alice-web"], code)
+    used = await client.post(PREVIEW, {"code": code}, token=linked["web-carol"])
+    assert used.codes == ["BAD_USER_INPUT"]

@@ -15,14 +15,14 @@ from app.api.directory.types import Agent, IdentityLink, Member, Message, Scope,
 from app.api.execution import RecallExecutionContext
 from app.api.history.schema import HistoryMutation, HistoryQuery
 from app.api.history.types import Turn
-from app.api.identity.schema import IdentityMutation
+from app.api.identity.schema import IdentityMutation, IdentityQuery
 from app.api.internals import verify
 from app.api.limits import RequestLimits
 from app.api.message_search.schema import MessageSearchQuery
 from app.api.viewer.schema import CoreQuery
 
 # Each API area contributes its root fields here.
-QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery)
+QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery, IdentityQuery)
 MUTATION_PARTS: tuple[type, ...] = (HistoryMutation, ChangesMutation, IdentityMutation)
 
 

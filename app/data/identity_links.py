@@ -95,6 +95,32 @@ async def start_link(db: Executor, workspace_id: int, member_id: int, ttl_second
     return LinkCode(code, expires_at)
 
 
+async def code_starter(
+    db: Executor, workspace_id: int, viewer_id: int, code: str
+) -> tuple[int, datetime]:
+    """Who started a usable code of this workspace, and until when it works: what the other
+    identity is shown before confirming (identityLinkCode), so that nobody links themselves to
+    a stranger who handed them a code. Reads only; the code stays as it was. Every code that
+    confirmIdentityLink would call unknown (and the viewer's own) is BadUserInput(NOT_A_CODE)
+    here too: the preview tells nothing confirm does not."""
+    normalized = normalize_code(code)
+    if normalized is None:
+        raise BadUserInput(NOT_A_CODE)
+    found = await db.fetchrow(
+        "select c.member_id, c.expires_at from identity_link_codes c"
+        " join actors a on a.workspace_id = $1 and a.id = c.member_id"
+        " where c.workspace_id = $1 and c.code_hash = $2 and c.used_at is null"
+        " and c.cancelled_at is null and c.expires_at > now() and a.deactivated_at is null",
+        workspace_id,
+        hash_code(normalized),
+    )
+    if found is None:
+        raise BadUserInput(NOT_A_CODE)
+    if found["member_id"] == viewer_id:
+        raise BadUserInput(OWN_CODE)
+    return int(found["member_id"]), found["expires_at"]
+
+
 async def confirm_link(db: Executor, workspace_id: int, confirmer_id: int, code: str) -> LinkRow:
     """Link the code's starter and `confirmer_id`, inside the caller's transaction; every
     refusal is BadUserInput, raised before anything is written, so that the caller's rollback
@@ -115,7 +141,7 @@ async def confirm_link(db: Executor, workspace_id: int, confirmer_id: int, code:
         raise BadUserInput(NOT_A_CODE)
     starter_id: int = found["member_id"]
     if starter_id == confirmer_id:
-        raise BadUserInput("confirm the code with your other identity, not the one that started it")
+        raise BadUserInput(OWN_CODE)
     # Both members locked, in id order, so that two confirmations touching either of them
     # take turns and the live-link check below cannot race.
     members = await db.fetch(
@@ -172,6 +198,7 @@ async def confirm_link(db: Executor, workspace_id: int, confirmer_id: int, code:
 
 
 UNKNOWN_LINK = "unknown identity link"
+OWN_CODE = "confirm the code with your other identity, not the one that started it"
 
 
 async def revoke_link(db: Executor, workspace_id: int, member_id: int, link_id: int) -> LinkRow:

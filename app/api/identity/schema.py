@@ -12,7 +12,8 @@ import strawberry
 
 from app import access
 from app.api.context import Info
-from app.api.directory.types import IdentityLink
+from app.api.directory.resolvers import load_actor
+from app.api.directory.types import IdentityLink, Member
 from app.api.ids import expect_id
 from app.api.node import Node
 from app.api.policies import guarded
@@ -29,6 +30,42 @@ class IdentityLinkCode:
     expires_at: datetime = strawberry.field(
         description="When it stops working (ten minutes after it was started)."
     )
+
+
+@strawberry.type(
+    description="Whom a link code would link you to: shown before confirmIdentityLink, so that "
+    "you link only your own identities."
+)
+class IdentityLinkCodePreview:
+    starter: Member = strawberry.field(
+        description="The identity that started the code (its name, key and namespace)."
+    )
+    expires_at: datetime = strawberry.field(description="When the code stops working.")
+
+
+@strawberry.type
+class IdentityQuery:
+    @guarded(
+        "Whom a link code was started by, without using it: show it to the person before they "
+        "confirm (confirmIdentityLink), so that nobody links themselves to a stranger who "
+        "handed them a code. BAD_USER_INPUT for every code confirmIdentityLink would call "
+        "unknown, and for your own.",
+        access=access.PREVIEW_IDENTITY_LINK,
+    )
+    async def identity_link_code(
+        self,
+        info: Info,
+        code: Annotated[
+            str, strawberry.argument(description="The code startIdentityLink answered.")
+        ],
+    ) -> IdentityLinkCodePreview:
+        reader = info.context.reader
+        access.PREVIEW_IDENTITY_LINK.check(reader)
+        starter_id, expires_at = await identity_links.code_starter(
+            info.context.db, reader.workspace_id, reader.actor_id, code
+        )
+        starter = await load_actor(info, starter_id)
+        return IdentityLinkCodePreview(starter=Member.of(starter), expires_at=expires_at)
 
 
 @strawberry.type

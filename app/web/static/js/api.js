@@ -150,6 +150,11 @@ export const LINKS = `query RecallLinks {
 
 export const START_LINK = `mutation RecallStartLink { startIdentityLink { code expiresAt } }`;
 
+// Whom a code links to, shown before it is confirmed (nobody links themselves to a stranger).
+export const PREVIEW_LINK = `query RecallPreviewLink($code: String!) {
+  identityLinkCode(code: $code) { expiresAt starter { id key name namespace } }
+}`;
+
 export const CONFIRM_LINK = `mutation RecallConfirmLink($code: String!) {
   confirmIdentityLink(code: $code) { ${LINK} }
 }`;

@@ -7,6 +7,7 @@ import {
   ApiError,
   AuthError,
   CONFIRM_LINK,
+  PREVIEW_LINK,
   CONVERSATION,
   forgetEverything,
   gql,
@@ -350,6 +351,7 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
   const [links, setLinks] = useState({ status: "loading", me: null, items: [], error: null });
   const [started, setStarted] = useState(null);
   const [code, setCode] = useState("");
+  const [preview, setPreview] = useState(null);
   const [busy, setBusy] = useState("");
   const [problem, setProblem] = useState(null);
   const [notice, setNotice] = useState("");
@@ -415,15 +417,23 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
       const before = new Set(links.items.map((l) => l.id));
       setStarted({ ...data.startIdentityLink, before });
     });
+  // Confirming is two steps: whom the code links to is shown first (a code someone else
+  // handed you would link you to them), and only an explicit yes confirms it.
   const confirm = (event) => {
     event.preventDefault();
     if (!code.trim()) return;
-    run("confirm", CONFIRM_LINK, { code: code.trim() }, async (data) => {
+    const typed = code.trim();
+    run("confirm", PREVIEW_LINK, { code: typed }, async (data) => {
+      setPreview({ code: typed, ...data.identityLinkCode });
+    });
+  };
+  const approve = () =>
+    run("confirm", CONFIRM_LINK, { code: preview.code }, async (data) => {
+      setPreview(null);
       setCode("");
       setNotice(`Linked to ${describe(other(data.confirmIdentityLink, viewer))}.`);
       await load();
     });
-  };
   const revoke = (link) =>
     run("revoke", REVOKE_LINK, { id: link.id }, async () => {
       setRevoking("");
@@ -483,10 +493,19 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
               spellcheck="false"
               autocapitalize="characters"
               value=${code}
-              onInput=${(e) => setCode(e.currentTarget.value)}
+              onInput=${(e) => { setCode(e.currentTarget.value); setPreview(null); }}
             />
             <button type="submit" class="primary" disabled=${!code.trim() || busy === "confirm"}>Confirm link</button>
           </div>
+          ${preview &&
+          html`<div class="link-preview" role="group" aria-labelledby="link-preview-text">
+            <p id="link-preview-text">
+              This code was started by <strong>${describe(preview.starter)}</strong>. Link only if that is you too:
+              what only one of you can read will follow the other.
+            </p>
+            <button type="button" class="primary" onClick=${approve} disabled=${busy === "confirm"}>Yes, link them</button>
+            <button type="button" onClick=${() => setPreview(null)}>Cancel</button>
+          </div>`}
           ${problem && problem.what === "confirm" && html`<${ErrorBox} error=${problem.error} refused=${refused.confirm} />`}
         </form>
       </div>
