@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.data.params import Params
 from app.data.readers import Reader
 from app.data.rows import ActorRow, ScopeRow, actor_columns
 from app.data.session import Session
@@ -41,26 +42,31 @@ async def scopes_named(
 ) -> tuple[list[ScopeRow], list[tuple[int, ScopeRow]]]:
     """The conversations the viewer may list whose key or name is one of `names` (lower case),
     and the viewer's DMs with each of `people` (every DM both are members of: a person's DM
-    with their agents has the agents in it), as (person id, DM) pairs. One statement."""
-    rows = await db.fetch(
-        f"""
-        select {_SCOPE_COLUMNS}, null::bigint as person from scopes s
-        where s.workspace_id = $1
-          and (lower(s.key) = any($2::text[]) or lower(s.name) = any($2::text[]))
-          and {reader.scope_predicate("s", "$4")}
-        union all
-        select {_SCOPE_COLUMNS}, pm.actor_id as person from scopes s
-        join scope_members pm on pm.workspace_id = $1 and pm.scope_id = s.id
-          and pm.actor_id = any($3::bigint[]) and pm.actor_id <> $4
-        where s.workspace_id = $1 and s.kind = 'dm' and s.parent_id is null
-          and exists (select 1 from scope_members vm where vm.workspace_id = $1
-                      and vm.scope_id = s.id and vm.actor_id = $4)
-        """,
-        reader.workspace_id,
-        list(names),
-        list(people),
-        reader.actor_id,
-    )
+    with their agents has the agents in it), as (person id, DM) pairs. One statement, of only
+    the parts asked for (each part costs planning, ~0.4 ms)."""
+    if not names and not people:
+        return [], []
+    p = Params([reader.workspace_id])
+    viewer = p.add(reader.actor_id)
+    parts = []
+    if names:
+        wanted = p.add(list(names))
+        parts.append(
+            f"select {_SCOPE_COLUMNS}, null::bigint as person from scopes s"
+            " where s.workspace_id = $1"
+            f" and (lower(s.key) = any({wanted}::text[]) or lower(s.name) = any({wanted}::text[]))"
+            f" and {reader.scope_predicate('s', viewer)}"
+        )
+    if people:
+        parts.append(
+            f"select {_SCOPE_COLUMNS}, pm.actor_id as person from scopes s"
+            " join scope_members pm on pm.workspace_id = $1 and pm.scope_id = s.id"
+            f" and pm.actor_id = any({p.add(list(people))}::bigint[]) and pm.actor_id <> {viewer}"
+            " where s.workspace_id = $1 and s.kind = 'dm' and s.parent_id is null"
+            " and exists (select 1 from scope_members vm where vm.workspace_id = $1"
+            f" and vm.scope_id = s.id and vm.actor_id = {viewer})"
+        )
+    rows = await db.fetch(" union all ".join(parts), *p.values)
     named = [ScopeRow.of(r) for r in rows if r["person"] is None]
     dms = [(int(r["person"]), ScopeRow.of(r)) for r in rows if r["person"] is not None]
     return named, dms
