@@ -322,3 +322,20 @@ async def alice_turn(
     """The most common historySearch set-up: a turn token of helper's turn in its DM with
     alice, alice asking, on the history personas."""
     return await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Any]:
+    """Debian's chromium driven by Playwright, one per browser-test module (skipped where it is
+    missing, unless CI requires it: tests/browser_support.py)."""
+    from playwright.async_api import async_playwright
+
+    from tests.browser_support import CHROMIUM_ARGS, chromium_path, require_browser
+
+    require_browser()
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()

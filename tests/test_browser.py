@@ -26,8 +26,6 @@ from app.db import connect
 from app.demo import ensure_demo
 from app.fixtures.importer import import_fixture
 from tests.browser_support import (
-    CHROMIUM_ARGS,
-    chromium_path,
     require_browser,
     running_server,
     screenshot,
@@ -125,19 +123,6 @@ async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
                 f for f in introspection["__type"]["fields"] if f["name"] == "messageSearch"
             )
             yield Site(base, alice, bea, any(a["name"] == "since" for a in search["args"]))
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    require_browser()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 @pytest.fixture

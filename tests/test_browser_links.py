@@ -21,8 +21,6 @@ from app.data.tokens import issue_actor_token
 from app.db import connect
 from app.fixtures.importer import import_fixture
 from tests.browser_support import (
-    CHROMIUM_ARGS,
-    chromium_path,
     require_browser,
     running_server,
     screenshot,
@@ -78,19 +76,6 @@ async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
             await conn.close()
         with running_server(dsn) as base:
             yield Site(base, *tokens)
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    require_browser()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 async def open_links(page: Any, site: Site, token: str) -> Any:

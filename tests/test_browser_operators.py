@@ -25,8 +25,6 @@ from app.db import connect
 from app.fixtures.importer import import_fixture
 from app.search.operators import split_operators
 from tests.browser_support import (
-    CHROMIUM_ARGS,
-    chromium_path,
     require_browser,
     running_server,
     screenshot,
@@ -114,19 +112,6 @@ async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
             await conn.close()
         with running_server(dsn) as base:
             yield Site(base, ann)
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Any]:
-    require_browser()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 @pytest.fixture
