@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.servers import free_port
@@ -128,3 +129,16 @@ async def watched_tab(browser: Any, base: str, timezone_id: str = "UTC") -> Asyn
         await context.close()
     assert outside == [], "the page loaded something from another host"
     assert problems == []
+
+
+def post_gql(base: str, token: str, query: str, variables: dict[str, Any] | None = None) -> Any:
+    """A GraphQL request to a running site, outside the browser (set-up and cross-checks);
+    fails the test on any error."""
+    response = httpx.post(
+        f"{base}/graphql",
+        json={"query": query, "variables": variables or {}},
+        headers={"authorization": f"Bearer {token}"},
+    )
+    body = response.json()
+    assert response.status_code == 200 and "errors" not in body, body
+    return body["data"]

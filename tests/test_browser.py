@@ -26,9 +26,11 @@ from app.db import connect
 from app.demo import ensure_demo
 from app.fixtures.importer import import_fixture
 from tests.browser_support import (
+    post_gql,
     require_browser,
     running_server,
     screenshot,
+    watched_tab,
 )
 from tests.conftest import migrated_database
 
@@ -47,14 +49,7 @@ class Site:
     since_supported: bool
 
     def gql(self, query: str, variables: dict[str, Any] | None = None, token: str = "") -> Any:
-        response = httpx.post(
-            f"{self.base}/graphql",
-            json={"query": query, "variables": variables or {}},
-            headers={"authorization": f"Bearer {token or self.alice}"},
-        )
-        body = response.json()
-        assert response.status_code == 200 and "errors" not in body, body
-        return body["data"]
+        return post_gql(self.base, token or self.alice, query, variables)
 
 
 def budget_fixture() -> dict[str, Any]:
@@ -128,36 +123,9 @@ async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
 @pytest.fixture
 async def page(browser: Any, site: Site) -> AsyncIterator[Any]:
     """A fresh tab (1280 × 800, UTC). Every request to another host fails the test, and so does
-    a page error or a Content-Security-Policy violation."""
-    context = await browser.new_context(viewport={"width": 1280, "height": 800}, timezone_id="UTC")
-    outside: list[str] = []
-    problems: list[str] = []
-
-    async def only_this_server(route: Any) -> None:
-        if route.request.url.startswith(site.base + "/"):
-            await route.fallback()
-        else:
-            outside.append(route.request.url)
-            await route.abort()
-
-    await context.route("**/*", only_this_server)
-    tab = await context.new_page()
-    tab.set_default_timeout(10_000)
-    tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    tab.on(
-        "console",
-        lambda m: (
-            problems.append(m.text)
-            if m.type == "error" and "Content Security Policy" in m.text
-            else None
-        ),
-    )
-    try:
+    a page error or a Content-Security-Policy violation (browser_support.watched_tab)."""
+    async with watched_tab(browser, site.base) as tab:
         yield tab
-    finally:
-        await context.close()
-    assert outside == [], "the page loaded something from another host"
-    assert problems == []
 
 
 async def sign_in(page: Any, site: Site, state: str = "", token: str = "") -> None:

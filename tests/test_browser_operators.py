@@ -25,6 +25,7 @@ from app.db import connect
 from app.fixtures.importer import import_fixture
 from app.search.operators import split_operators
 from tests.browser_support import (
+    post_gql,
     require_browser,
     running_server,
     screenshot,
@@ -81,14 +82,7 @@ class Site:
     ann: str
 
     def gql(self, query: str, variables: dict[str, Any] | None = None) -> Any:
-        response = httpx.post(
-            f"{self.base}/graphql",
-            json={"query": query, "variables": variables or {}},
-            headers={"authorization": f"Bearer {self.ann}"},
-        )
-        body = response.json()
-        assert response.status_code == 200 and "errors" not in body, body
-        return body["data"]
+        return post_gql(self.base, self.ann, query, variables)
 
     def search_ids(self, query: str, time_zone: str = "UTC") -> list[str]:
         data = self.gql(

@@ -19,6 +19,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+import asyncpg
+
 from app.data.executor import Executor
 from app.errors import BadUserInput
 
@@ -74,13 +76,7 @@ def hash_code(normalized: str) -> bytes:
 
 async def start_link(db: Executor, workspace_id: int, member_id: int, ttl_seconds: int) -> LinkCode:
     """A new code for `member_id`, cancelling their unused ones (the caller's transaction)."""
-    await db.execute(
-        "update identity_link_codes set cancelled_at = now()"
-        " where workspace_id = $1 and member_id = $2 and used_at is null"
-        " and cancelled_at is null",
-        workspace_id,
-        member_id,
-    )
+    await _cancel_unused_codes(db, workspace_id, member_id)
     code = new_code()
     normalized = normalize_code(code)
     assert normalized is not None
@@ -95,27 +91,46 @@ async def start_link(db: Executor, workspace_id: int, member_id: int, ttl_second
     return LinkCode(code, expires_at)
 
 
-async def code_starter(
-    db: Executor, workspace_id: int, viewer_id: int, code: str
-) -> tuple[int, datetime]:
-    """Who started a usable code of this workspace, and until when it works: what the other
-    identity is shown before confirming (identityLinkCode), so that nobody links themselves to
-    a stranger who handed them a code. Reads only; the code stays as it was. Every code that
-    confirmIdentityLink would call unknown (and the viewer's own) is BadUserInput(NOT_A_CODE)
-    here too: the preview tells nothing confirm does not."""
+async def _cancel_unused_codes(db: Executor, workspace_id: int, member_id: int) -> None:
+    await db.execute(
+        "update identity_link_codes set cancelled_at = now()"
+        " where workspace_id = $1 and member_id = $2 and used_at is null"
+        " and cancelled_at is null",
+        workspace_id,
+        member_id,
+    )
+
+
+async def _usable_code(db: Executor, workspace_id: int, code: str, *, lock: bool) -> asyncpg.Record:
+    """The code row (id, member_id, expires_at) of a usable code of this workspace — unused,
+    not cancelled, not expired, its starter still active — or BadUserInput(NOT_A_CODE): a code
+    of another workspace is unknown here. `lock`: FOR UPDATE of the code row (confirming)."""
     normalized = normalize_code(code)
     if normalized is None:
         raise BadUserInput(NOT_A_CODE)
     found = await db.fetchrow(
-        "select c.member_id, c.expires_at from identity_link_codes c"
+        "select c.id, c.member_id, c.expires_at from identity_link_codes c"
         " join actors a on a.workspace_id = $1 and a.id = c.member_id"
         " where c.workspace_id = $1 and c.code_hash = $2 and c.used_at is null"
-        " and c.cancelled_at is null and c.expires_at > now() and a.deactivated_at is null",
+        " and c.cancelled_at is null and c.expires_at > now() and a.deactivated_at is null"
+        + (" for update of c" if lock else ""),
         workspace_id,
         hash_code(normalized),
     )
     if found is None:
         raise BadUserInput(NOT_A_CODE)
+    return found
+
+
+async def code_starter(
+    db: Executor, workspace_id: int, viewer_id: int, code: str
+) -> tuple[int, datetime]:
+    """Who started a usable code of this workspace, and until when it works: what the other
+    identity is shown before confirming (identityLinkCode), so that nobody links themselves to
+    a stranger who handed them a code. Reads only; the code stays as it was. It refuses what
+    confirm_link refuses first (an unknown code: NOT_A_CODE; the viewer's own: OWN_CODE), so
+    the preview tells nothing confirming does not."""
+    found = await _usable_code(db, workspace_id, code, lock=False)
     if found["member_id"] == viewer_id:
         raise BadUserInput(OWN_CODE)
     return int(found["member_id"]), found["expires_at"]
@@ -125,20 +140,7 @@ async def confirm_link(db: Executor, workspace_id: int, confirmer_id: int, code:
     """Link the code's starter and `confirmer_id`, inside the caller's transaction; every
     refusal is BadUserInput, raised before anything is written, so that the caller's rollback
     leaves the code as it was (still usable)."""
-    normalized = normalize_code(code)
-    if normalized is None:
-        raise BadUserInput(NOT_A_CODE)
-    # Only this workspace's codes: a code of another workspace is unknown here.
-    found = await db.fetchrow(
-        "select id, member_id from identity_link_codes"
-        " where workspace_id = $1 and code_hash = $2 and used_at is null"
-        " and cancelled_at is null and expires_at > now()"
-        " for update",
-        workspace_id,
-        hash_code(normalized),
-    )
-    if found is None:
-        raise BadUserInput(NOT_A_CODE)
+    found = await _usable_code(db, workspace_id, code, lock=True)
     starter_id: int = found["member_id"]
     if starter_id == confirmer_id:
         raise BadUserInput(OWN_CODE)
@@ -228,13 +230,7 @@ async def revoke_link(db: Executor, workspace_id: int, member_id: int, link_id: 
 async def revoke_member_links(db: Executor, workspace_id: int, member_id: int, via: str) -> int:
     """Revoke every live link of a member, and cancel their unused codes (connector changes:
     revokeIdentityLinks, deactivateMember); how many links were live."""
-    await db.execute(
-        "update identity_link_codes set cancelled_at = now()"
-        " where workspace_id = $1 and member_id = $2 and used_at is null"
-        " and cancelled_at is null",
-        workspace_id,
-        member_id,
-    )
+    await _cancel_unused_codes(db, workspace_id, member_id)
     revoked = await db.fetch(
         "update identity_links set revoked_at = now(), revoked_via = $3"
         " where workspace_id = $1 and revoked_at is null"

@@ -38,7 +38,12 @@ from app.search.cursor import binding, decode_cursor, encode_cursor
 from app.search.excerpts import Excerpt, excerpt_of
 from app.search.highlights import Range, highlight_ranges
 from app.search.keys import Keys
-from app.search.operator_filters import CompiledOperators, compile_operators, time_zone
+from app.search.operator_filters import (
+    CompiledOperators,
+    compile_operators,
+    intersect,
+    time_zone,
+)
 from app.search.operators import Operator, split_operators
 from app.search.paging import budget_for, page_decided, position_of
 from app.search.query import MAX_QUERY_CHARS, ParsedQuery, parse_query, utc_bound
@@ -157,7 +162,7 @@ async def message_search(
 
     ensure_read_ready(reader.search_ready)
     compiled = await compile_operators(db, reader, parts.operators, zone)
-    since, until = _intersection(since, until, compiled)
+    since, until = intersect((since, compiled.since), (until, compiled.until))
     budget = budget_for(first)
     # One statement: the scan, the page, and the page's messages and highlights; then the
     # page's audit row. A failed audit write fails the search (nothing is shown).
@@ -234,17 +239,6 @@ def _normalized(parsed: ParsedQuery, operators: Sequence[Operator]) -> str:
     return " ".join([parsed.normalized, *(o.normalized for o in operators)]).strip()
 
 
-def _intersection(
-    since: datetime | None, until: datetime | None, compiled: CompiledOperators
-) -> tuple[datetime | None, datetime | None]:
-    """Every time bound intersects: the latest start, the earliest end. An empty intersection
-    (since:2026-03-02 until:2026-03-01) is a search that matches nothing, not an error: the
-    operators were typed, and say so."""
-    starts = [t for t in (since, compiled.since) if t is not None]
-    ends = [t for t in (until, compiled.until) if t is not None]
-    return (max(starts) if starts else None, min(ends) if ends else None)
-
-
 def _audited_bounds(
     since: datetime | None, until: datetime | None, compiled: CompiledOperators
 ) -> dict[str, object]:
@@ -253,7 +247,7 @@ def _audited_bounds(
     if not compiled.readings:
         return {}
     return {
-        "operators": compiled.audit,
+        "operators": compiled.audited(),
         "effective_since": since.isoformat() if since else None,
         "effective_until": until.isoformat() if until else None,
     }

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -66,7 +66,11 @@ class CompiledOperators:
     # The time operators' bounds (since inclusive, until exclusive), already intersected.
     since: datetime | None = None
     until: datetime | None = None
-    audit: list[dict[str, object]] = field(default_factory=list)
+
+    def audited(self) -> list[dict[str, object]]:
+        """What the audit keeps of the operators: what each compiled to, never the name typed
+        (that is query text, kept only inside the query's digest)."""
+        return [_audited(r) for r in self.readings]
 
 
 async def compile_operators(
@@ -115,7 +119,6 @@ async def compile_operators(
         scopes=tuple(_scope_sets(ordered)),
         since=since,
         until=until,
-        audit=[_audited(r) for r in ordered],
     )
 
 
@@ -198,27 +201,32 @@ def _scope_sets(readings: Sequence[Reading]) -> Iterable[ScopeSet]:
 
 
 def _audited(r: Reading) -> dict[str, object]:
-    """What the audit keeps of an operator: what it compiled to, never the name typed (that is
-    query text, kept only as the query's digest)."""
     entry: dict[str, object] = {"name": r.operator.name, "negated": r.operator.negated}
     if r.operator.name not in WHEN:
         entry["ids"] = [m.id for m in r.matches]
     return entry
 
 
+def intersect(
+    starts: Iterable[datetime | None], ends: Iterable[datetime | None]
+) -> tuple[datetime | None, datetime | None]:
+    """Time bounds intersected: the latest start, the earliest end (None: unbounded). An empty
+    intersection (since:2026-03-02 until:2026-03-01) is a search that matches nothing, not an
+    error: the bounds were typed, and say so."""
+    given_starts = [t for t in starts if t is not None]
+    given_ends = [t for t in ends if t is not None]
+    return (max(given_starts, default=None), min(given_ends, default=None))
+
+
 def _time_bounds(
     operators: Sequence[Operator], zone: ZoneInfo
 ) -> tuple[datetime | None, datetime | None]:
-    """The intersection of the time operators: the latest start, the earliest end."""
-    starts: list[datetime] = []
-    ends: list[datetime] = []
-    for o in operators:
-        start, end = _span(o, zone)
-        if o.name in ("since", "on"):
-            starts.append(start)
-        if o.name in ("until", "on"):
-            ends.append(end)
-    return (max(starts) if starts else None, min(ends) if ends else None)
+    """The intersection of the time operators."""
+    spans = [(o.name, *_span(o, zone)) for o in operators]
+    return intersect(
+        (start for name, start, _ in spans if name in ("since", "on")),
+        (end for name, _, end in spans if name in ("until", "on")),
+    )
 
 
 def _span(o: Operator, zone: ZoneInfo) -> tuple[datetime, datetime]:
