@@ -57,6 +57,7 @@ async def test_every_search_writes_one_audit_row_with_exclusions_by_first_rule(
         "below_cutoff": 3,
         "examined": 15,
         "window": WINDOW,
+        "windows": 1,
         "complete": True,
     }
     hits = [decode_id(e["node"]["message"]["id"])[1] for e in result["edges"]]

@@ -15,7 +15,7 @@ from app.search.opaque import Sealer
 def test_cursor_round_trips_exactly_and_is_bound_to_its_search() -> None:
     sealer = Sealer(os.urandom(32))
     bound = cursor.binding(7, "acme", "ANYONE", None, None)
-    position = cursor.Position(1, 0.1 + 0.2, 42)
+    position = cursor.Position(None, None, 1, 0.1 + 0.2, 42)
     sealed = cursor.encode_cursor(position, bound, sealer, "turn:1:7")
     assert cursor.decode_cursor(sealed, bound, sealer, "turn:1:7") == position
     other = cursor.binding(7, "acme", "YOU", None, None)

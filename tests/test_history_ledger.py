@@ -46,9 +46,10 @@ async def test_message_ids_are_every_shown_message_and_join_the_evidence(
     token = await start_turn(client, db, issue_token, scope="dm-bob", requester="bob")
     result = await search(client, token, "Sam one says hello", first=2)
     shown = await keys_of(db, result["messageIds"])
-    # Result order: each hit's exchange as it reads, each message once: g7, the next hit, is
-    # not also shown as g6's neighbor, so g6's `after` is g8 and g7 comes as its own hit.
-    assert shown[:5] == ["g1", "g2", "g6", "g8", "g7"]
+    # Result order: each hit's exchange as it reads, each message once and no holes: g7, the
+    # next hit, is not also shown as g6's neighbor, so g6's `after` stops there and g7's
+    # exchange reads on from it (g8).
+    assert shown[:5] == ["g1", "g2", "g6", "g7", "g8"]
     assert len(shown) == len(set(shown)) and set(shown) == shown_keys(result)
     evidence = (await client.gql(EVIDENCE, token=token))["viewer"]["turn"]["evidence"]
     assert sorted(m["key"] for m in evidence) == sorted(shown)
@@ -228,7 +229,8 @@ def test_page_shrinks_as_the_ledger_fills_and_stops_at_the_ceiling() -> None:
 def test_fit_never_overruns_the_ceiling_and_drops_farthest_neighbors_first() -> None:
     ledger = Ledger(1, evidence=set(range(1000, 1000 + CEILING - 3)))
     around = Neighbors((message_row(1), message_row(2)), (message_row(4), message_row(5)))
-    shown = ledger.fit([hit_row(3)], [around])
+    shown, used = ledger.fit([hit_row(3)], [around], 1)
+    assert used == 1
     # Room for three: the hit, then the line just before and the line just after it.
     assert [m.id for m in shown[0].before] == [2]
     assert [m.id for m in shown[0].after] == [4]

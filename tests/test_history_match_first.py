@@ -18,7 +18,7 @@ import pytest
 
 from app.history import ranking
 from tests.client import GraphQLClient
-from tests.history_support import START, gid, search
+from tests.history_support import START, gid, search, shown_keys
 from tests.personas import load
 
 # Words the English stemmer leaves whole and that are no stop words: a body holds the query's
@@ -216,7 +216,8 @@ async def test_a_score_never_rests_on_a_source_the_turn_may_no_longer_see(
     )  # fmt: skip
     fixture["scopes"] = [s for s in fixture["scopes"] if s["kind"] != "thread"]
     fixture["scopes"].append({"key": "t1", "kind": "thread", "parent": "room", "root": "r1"})
-    for i, body in enumerate(["sure thanks later", "done noted agreed"], start=1):
+    replies = ["sure thanks later", "done noted agreed", "ok nice", "later done"]
+    for i, body in enumerate(replies, start=1):
         fixture["messages"].append(
             {"key": f"t1r{i}", "scope": "t1", "author": "ben",
              "at": f"2026-05-01T09:0{i}:00Z", "body": body}
@@ -235,7 +236,10 @@ async def test_a_score_never_rests_on_a_source_the_turn_may_no_longer_see(
 
     first = await search(client, token, "quartz", first=10)
     assert first["edges"][0]["node"]["message"]["key"] == "r1"
-    assert set(context_of(first)) == {"t1r1", "t1r2"}
+    # r1 reads with its thread's first replies; the later ones are its context.
+    assert [m["key"] for m in first["edges"][0]["node"]["after"]] == ["t1r1", "t1r2"]
+    assert context_of(first) and set(context_of(first)) <= {"t1r3", "t1r4"}
+    assert {"t1r1", "t1r2", "t1r3", "t1r4"} <= shown_keys(first)
     assert all(v > 0 for v in context_of(first).values())
     connector = Connector(client, await issue_connector_token(db, "vocab"))
     await connector.apply(delete("r1"))

@@ -16,7 +16,7 @@ is re-read under the turn's row lock by every search.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
@@ -58,18 +58,27 @@ class Ledger:
             return 0
         return min(first, max(1, self.room // MESSAGES_PER_HIT))
 
-    def fit(self, hits: Sequence[HitRow], neighbors: Sequence[Neighbors]) -> list[Shown]:
-        """The hits and neighbors that fit the remaining room, in order. Messages already in
+    def fit(
+        self, hits: Sequence[HitRow], neighbors: Sequence[Neighbors], limit: int
+    ) -> tuple[list[Shown], int]:
+        """At most `limit` of the hits, with the neighbors that fit the remaining room, in
+        order, and how many of `hits` were used up (shown, or passed over). Messages already in
         the ledger cost nothing. Only when the room is smaller than one full hit (fewer than
         five) does anything drop: the farthest neighbors first, then later hits.
 
-        A page shows each message once (prompt tokens are the agent's scarcest budget): a
-        neighbor that is a hit of the same page is left to be shown as that hit, and one that
-        is already another hit's neighbor is not shown again."""
+        A hit reads as an exchange: its nearest eligible messages on either side, in
+        conversation order, closest first. A page shows each message once (prompt tokens are
+        the agent's scarcest budget), without holes: an exchange stops where the page already
+        shows the next message, or where the next message is a match shown as a hit of its own
+        on this page (the two exchanges then read on from one another). A context hit (none of
+        the query's words: there for the conversation around a match) already shown, on this
+        page or before, is passed over."""
         taken: set[int] = set()
         room = self.room
         shown: list[Shown] = []
-        on_page = {hit.message.id for hit in hits}
+        on_page: set[int] = set()
+        # The matches this page shows as hits (a match outranks context: they come first).
+        page_matches = {h.message.id for h in [h for h in hits if h.tier > 0][:limit]}
 
         def take(message_id: int) -> bool:
             nonlocal room
@@ -81,29 +90,51 @@ class Ledger:
             room -= 1
             return True
 
+        used = 0
         for hit, around in zip(hits, neighbors, strict=True):
-            if not take(hit.message.id):
+            if len(shown) == limit:
                 break
-            # Closest first: the line just before, the line just after, then the next ones.
-            pairs = zip_longest(reversed(around.before), around.after)
-            closest = [m for pair in pairs for m in pair if m is not None]
-            fresh = [m for m in closest if m.id not in on_page]
-            on_page.update(m.id for m in fresh)
-            kept = {m.id for m in fresh if take(m.id)}
-            shown.append(
-                Shown(
-                    hit,
-                    tuple(m for m in around.before if m.id in kept),
-                    tuple(m for m in around.after if m.id in kept),
-                )
-            )
-        return shown
+            hit_id = hit.message.id
+            if hit.tier == 0 and (hit_id in on_page or hit_id in self.evidence):
+                used += 1
+                continue
+            if not take(hit_id):
+                break
+            used += 1
+            on_page.add(hit_id)
+            stops = on_page | page_matches
+            sides = (_until(reversed(around.before), stops), _until(around.after, stops))
+            kept: tuple[list[MessageRow], list[MessageRow]] = ([], [])
+            # Closest first: the line just before, the line just after, then the next ones; a
+            # side that runs out of room ends there (no hole in the exchange).
+            open_sides = [True, True]
+            for pair in zip_longest(*sides):
+                for side, message in enumerate(pair):
+                    if message is None or not open_sides[side]:
+                        continue
+                    if take(message.id):
+                        kept[side].append(message)
+                    else:
+                        open_sides[side] = False
+            on_page.update(m.id for side in kept for m in side)
+            shown.append(Shown(hit, tuple(reversed(kept[0])), tuple(kept[1])))
+        return shown, used
 
     def record(self, shown: Sequence[Shown]) -> list[int]:
         """Every message shown, in result order and deduplicated; the ledger now holds them."""
         ids = shown_ids(shown)
         self.evidence.update(ids)
         return ids
+
+
+def _until(closest_first: Iterable[MessageRow], stops: set[int]) -> list[MessageRow]:
+    """The neighbors on one side, closest first, up to the first one in `stops`."""
+    out: list[MessageRow] = []
+    for message in closest_first:
+        if message.id in stops:
+            break
+        out.append(message)
+    return out
 
 
 def shown_ids(shown: Sequence[Shown]) -> list[int]:

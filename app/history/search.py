@@ -18,14 +18,18 @@ searches of one turn run at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from app import access
 from app.data import turns
 from app.data.audit import SearchAudit, query_digest
+from app.data.eligibility import Destination
 from app.data.history_search import (
+    RULES,
+    HitRow,
     Neighbors,
     PageRequest,
     RankInputs,
@@ -46,6 +50,12 @@ from app.search.readiness import ensure_read_ready
 
 MAX_FIRST = 20
 DEFAULT_FIRST = 8
+# Windows one request reads at most while its page is not full (app.history.ranking.WINDOW
+# matches each): the work of a request stays bounded however many matches the turn may not see.
+MAX_WINDOWS = 3
+# Hits read beyond the page: context hits already shown beside a match are passed over, and a
+# page should not end short for it (a hit's exchange holds up to four).
+SPARE = 4
 SPEAKERS = ("ANYONE", "REQUESTER", "YOU")
 
 
@@ -124,37 +134,37 @@ async def history_search(
     )  # fmt: skip
     weights = ranking.weights()
     rank = RankInputs(turn.created_at, turn.conversation_id, weights)
-    position = (after.tier, after.score, after.message_id) if after else None
-    # The largest page the request allows, and one more; the ledger's room cuts it below.
-    page = PageRequest(position, request.first + 1, bound_to)
     digest = query_digest(keys.master_key, parsed.normalized)
     audit_destination = destination.describe()
 
-    async def attempt() -> tuple[str, list[Shown], list[int], bool] | None:
+    async def attempt() -> _Outcome | None:
         """Search, then record what is shown; None if another search of the turn recorded in
         between (nothing of this one was kept)."""
-        found: SearchRows = await search(
-            db, destination, filters, rank, page, lineage_complete=lineage_complete
-        )
-        if found.turn_version is None:
-            raise Forbidden("this turn is gone")
-        ledger.evidence = set(found.evidence)
+        read = await _read_windows(
+            db, destination, filters, rank, bound_to, after, ledger, request.first,
+            lineage_complete=lineage_complete,
+        )  # fmt: skip
+        if read is None:
+            return None
         size = ledger.page_size(request.first)
-        hits = found.hits[: size + 1] if size > 0 else []
-        more = len(hits) > size
-        hits = hits[:size]
-        around = [found.neighbors.get(h.message.id, Neighbors((), ())) for h in hits]
-        shown = ledger.fit(hits, around)
-        more = more or len(shown) < len(hits)
+        found = read.found if size > 0 else []
+        shown, used = ledger.fit([f.hit for f in found], [f.around for f in found], size)
+        if used < len(found):
+            # The page ends at the last hit it used up: the next one starts after it.
+            end, more = (found[used - 1].after if used else after), True
+        elif read.resume is not None and size > 0:
+            end, more = read.resume, True
+        else:
+            end, more = None, False
         message_ids = shown_ids(shown)
         status = "OK" if size > 0 else "BUDGET_EXHAUSTED"
-        counts = found.counts
+        counts = read.counts
         recorded = await turns.record_shown(
             db,
             workspace_id=workspace_id,
             turn_id=ledger.turn_id,
             agent_id=agent_id,
-            version=found.turn_version,
+            version=read.turn_version,
             message_ids=message_ids,
             audit=SearchAudit(
                 "history_search",
@@ -186,17 +196,20 @@ async def history_search(
                 "audience": counts["audience"],
                 "lineage": counts["lineage"],
                 "below_cutoff": max(counts["eligible"] - len(shown), 0),
-                # Not rules: how many matches the counts cover, and the ceiling on that number.
-                "examined": found.examined,
+                # Not rules: how many matches the counts cover, the ceiling on that number per
+                # window, how many windows were read, and whether they were the last.
+                "examined": read.examined,
                 "window": weights.window,
-                "complete": found.complete,
+                "windows": read.windows,
+                "complete": read.complete,
             },
-            weights=(bound_to, found.new_weights) if found.new_weights is not None else None,
+            weights=(bound_to, read.new_weights) if read.new_weights is not None else None,
         )
         if not recorded:
             return None
         ledger.record(shown)
-        return status, shown, message_ids, more
+        positions = {f.hit.message.id: f.after for f in found[:used]}
+        return _Outcome(status, shown, message_ids, more, end, positions)
 
     async with ledger.lock:
         outcome = await attempt()
@@ -210,22 +223,133 @@ async def history_search(
                 outcome = await attempt()
         if outcome is None:
             raise ServiceUnavailable("the turn changed while it was searched; try again")
-    status, shown, message_ids, more = outcome
+
+    sealed: dict[Position, str] = {}
 
     def cursor(position: Position) -> str:
-        return encode_cursor(position, bound_to, keys.cursors, sealed_for)
+        """Sealed once per position: the page's end is its last hit's cursor, as written."""
+        if position not in sealed:
+            sealed[position] = encode_cursor(position, bound_to, keys.cursors, sealed_for)
+        return sealed[position]
 
-    views = [_view(s, cursor, turn.created_at, parsed.include) for s in shown]
-    return HistoryResult(status, views, message_ids, more, views[-1].cursor if views else None)
+    views = [
+        _view(s, cursor(outcome.positions[s.hit.message.id]), turn.created_at, parsed.include)
+        for s in outcome.shown
+    ]
+    end_cursor = cursor(outcome.end) if outcome.more and outcome.end is not None else None
+    if end_cursor is None and views:
+        end_cursor = views[-1].cursor
+    return HistoryResult(outcome.status, views, outcome.message_ids, outcome.more, end_cursor)
 
 
-def _view(
-    shown: Shown, cursor: Callable[[Position], str], turn_started: datetime, terms: Sequence[str]
-) -> HitView:
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    status: str
+    shown: list[Shown]
+    message_ids: list[int]
+    more: bool
+    # Where the next page starts (None: nowhere), and where a page starting after each hit
+    # shown would start.
+    end: Position | None
+    positions: dict[int, Position]
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A hit of one window, with its neighbors and where a page after it starts."""
+
+    hit: HitRow
+    around: Neighbors
+    after: Position
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    found: list[_Found]
+    # Where the page after every one of `found` starts (None: there is nothing after them).
+    resume: Position | None
+    counts: dict[str, int]
+    examined: int
+    windows: int
+    complete: bool
+    turn_version: str
+    new_weights: Mapping[str, Any] | None
+
+
+async def _read_windows(
+    db: Session,
+    destination: Destination,
+    filters: SearchFilters,
+    rank: RankInputs,
+    bound_to: str,
+    start: Position | None,
+    ledger: Ledger,
+    first: int,
+    *,
+    lineage_complete: bool,
+) -> _Read | None:
+    """The page's hits, window after window (app.data.history_search.window), one statement
+    each: the window the cursor is in, and while the page is not full, the next older ones —
+    at most MAX_WINDOWS, so a page whose later windows hold nothing the turn may see ends short,
+    with a cursor past what it examined (an empty page with a next page is not the end). None
+    if another search of the turn recorded in between. The first statement reads the turn's
+    ledger, which decides how many hits the page may have."""
+    position = start
+    found: list[_Found] = []
+    counts = dict.fromkeys(RULES, 0)
+    examined = windows = 0
+    version: str | None = None
+    new_weights: Mapping[str, Any] | None = None
+    # The largest page the request allows, one more to know whether there is more, and a few
+    # for the context hits a page passes over (app.history.ledger).
+    want = first + 1 + SPARE
+    while True:
+        window = position.window if position else None
+        floor = position.rare_floor if position else None
+        ranked = position.ranked if position else None
+        page = PageRequest(ranked, want - len(found), bound_to, window, floor)
+        rows: SearchRows = await search(
+            db, destination, filters, rank, page, lineage_complete=lineage_complete
+        )
+        if rows.turn_version is None:
+            raise Forbidden("this turn is gone")
+        if version is None:
+            version, new_weights = rows.turn_version, rows.new_weights
+            ledger.evidence = set(rows.evidence)
+            size = ledger.page_size(first)
+            want = min(want, size + 1 + SPARE) if size > 0 else 0
+        elif rows.turn_version != version:
+            return None
+        windows += 1
+        examined += rows.examined
+        for rule, n in rows.counts.items():
+            counts[rule] = counts.get(rule, 0) + n
+        floor = rows.rare_floor
+        following = Position(rows.next_window, floor) if rows.next_window is not None else None
+        full = len(rows.hits) >= page.limit
+        for i, hit in enumerate(rows.hits):
+            last = i == len(rows.hits) - 1 and not full
+            here = Position(window, floor, hit.tier, hit.score, hit.message.id)
+            after = following if last and following is not None else here
+            around = rows.neighbors.get(hit.message.id, Neighbors((), ()))
+            found.append(_Found(hit, around, after))
+        if full or len(found) >= want:
+            resume = found[-1].after if found else following
+            return _Read(
+                found, resume, counts, examined, windows, rows.complete, version, new_weights
+            )
+        if following is None or windows >= MAX_WINDOWS:
+            return _Read(
+                found, following, counts, examined, windows, rows.complete, version, new_weights
+            )
+        position = following
+
+
+def _view(shown: Shown, cursor: str, turn_started: datetime, terms: Sequence[str]) -> HitView:
     hit = shown.hit
     return HitView(
         shown=shown,
-        cursor=cursor(Position(hit.tier, hit.score, hit.message.id)),
+        cursor=cursor,
         where=presentation.where_label(hit),
         channel=presentation.channel_name(hit),
         this_conversation=hit.same_conversation,

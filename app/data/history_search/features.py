@@ -137,13 +137,19 @@ extra as materialized (
     from around a
     join messages m on m.workspace_id = $1 and m.id = a.id
     join search_documents d on d.workspace_id = $1 and d.message_id = m.id
-    where (select count(*) from pool) < {b.context_fill}
+    where (select count(*) from pool) < {b.context_fill}{_first_window(b)}
       and m.id not in (select p.id from pool p)
       and {in_perspective("m.scope_id", b.agent)} and not {in_context(b, "m")}
       and {eligible("m", ALLOWED_FROM_CTE, complete=complete)}
       {_extra_filters(b)}
       and not coalesce(d.tsv @@ (select excluded from terms), false)
 )"""
+
+
+def _first_window(b: Bound) -> str:
+    """The conversation around the sources joins the first window only: a later window's
+    matches are older than the sources, and its own matches are read with their neighbors."""
+    return " and false" if b.given("window_before") else ""
 
 
 def _extra_filters(b: Bound) -> str:

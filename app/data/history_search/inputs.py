@@ -69,11 +69,16 @@ class RankInputs:
 
 @dataclass(frozen=True, slots=True)
 class PageRequest:
-    # The last hit's (tier, score, id) of the previous page, if any.
+    # The last hit's (tier, score, id) of the previous page in this window, if any.
     after: tuple[int, float, int] | None
     limit: int
     # The cursor binding (app.history.cursor): the weights are frozen per turn and binding.
     binding: str
+    # The window (app.data.history_search.window): the matches older than this recency
+    # position (None: the first window, with the rarest words' matches), and how far back the
+    # first window read the rarest words' matches (None: all of them).
+    window: int | None = None
+    rare_floor: int | None = None
 
 
 class Bound:
@@ -81,7 +86,7 @@ class Bound:
     with its cast (`$7::text[]`); the value is added to the statement's Params the first time,
     so every parameter bound is one the text uses (PostgreSQL cannot type one it does not).
     `b.given(name)`: whether an optional value (author, since, until, trigger, whole,
-    verbatim, after_*, known_allowed) was given; a fragment that would use it is left out otherwise."""
+    verbatim, after_*, window_before, rare_floor, known_allowed) was given; a fragment that would use it is left out otherwise."""
 
     def __init__(self, params: Params, values: dict[str, tuple[object, str]]) -> None:
         self._params = params
@@ -142,6 +147,8 @@ def bind(
             "after_score": (score, "::float8"),
             "after_id": (message, "::bigint"),
             "limit": (page.limit, "::int"),
+            "window_before": (page.window, "::bigint"),
+            "rare_floor": (page.rare_floor, "::bigint"),
             "known_allowed": (known_allowed, "::bigint[]"),
             "window": (w.window, "::int"),
             "rare_window": (w.rare_window, "::int"),

@@ -39,6 +39,7 @@ ranked_with as (
         'idf', (select coalesce(jsonb_object_agg(lexeme, idf), '{{}}') from weights),
         'avgdl', (select avgdl from corpus),
         'top', (select top from scale),
+        'rare', (select q::text from rare),
         'sources', (select coalesce(jsonb_agg(jsonb_build_array(id, lexical)), '[]')
                     from sources),
         'revisions', (select coalesce(jsonb_agg(jsonb_build_array(id, revised)), '[]')
@@ -122,7 +123,7 @@ ledger as materialized (
 
 
 FINAL = f"""
-select c.counts, c.examined, c.complete, h.*, nh.neighbors,
+select c.counts, c.examined, c.complete, c.next_window, c.rare_floor, h.*, nh.neighbors,
        case when row_number() over () = 1 then (select version from ledger) end as turn_version,
        case when row_number() over () = 1 then (select evidence from ledger) end as evidence,
        case when row_number() over () = 1 then (select weights from ranked_with) end

@@ -48,7 +48,8 @@ class SearchRows:
     hits: list[HitRow]
     # Examined matches by the first rule that removed them, plus `eligible` (passed them all).
     counts: Mapping[str, int]
-    # How many matches were examined, and whether that was all of them.
+    # How many matches were examined, and whether that was all of them (with the windows
+    # before this one).
     examined: int
     complete: bool
     # The neighbors of each hit, by the hit's message id.
@@ -60,6 +61,10 @@ class SearchRows:
     # The weights this search ranked with, if its turn had none frozen for its binding: to be
     # saved with what it shows (app.data.turns.record_shown).
     new_weights: Mapping[str, Any] | None = None
+    # Where the next window starts (None: this was the last), and how far back the first window
+    # read the rarest words' matches (app.data.history_search.window).
+    next_window: int | None = None
+    rare_floor: int | None = None
 
 
 def hit_of(r: asyncpg.Record) -> HitRow:

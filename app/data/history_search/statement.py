@@ -68,9 +68,9 @@ async def search(
     *,
     lineage_complete: bool = False,
 ) -> SearchRows:
-    """Up to `page.limit` hits in ranking order (after the cursor position, if any) with their
-    neighbors, the exclusion counts of the window they were ranked from, and the turn's
-    ledger: one statement."""
+    """Up to `page.limit` hits of one window in ranking order (after the cursor position, if
+    any) with their neighbors, the exclusion counts of the window they were ranked from, where
+    the next window starts, and the turn's ledger: one statement."""
     known = db.allowed_audiences(destination.params())
     b = bind(destination, filters, rank, page, known)
     w = rank.weights
@@ -98,6 +98,8 @@ async def search(
         frozenset(head["evidence"]) if head is not None else frozenset(),
         head["turn_version"] if head is not None else None,
         head["new_weights"] if head is not None else None,
+        rows[0]["next_window"],
+        rows[0]["rare_floor"],
     )
 
 

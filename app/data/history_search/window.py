@@ -63,6 +63,48 @@ _DOCUMENT = "message_id, global_seq, root_scope_id, tsv"
 WALK_LIMIT = 40_000
 
 
+def _older(b: Bound, d: str) -> str:
+    """A later window holds only documents older than where the one before it ended."""
+    if not b.given("window_before"):
+        return ""
+    return f" and {d}.global_seq < {b.window_before}"
+
+
+def _not_read_as_rare(b: Bound, d: str) -> str:
+    """A later window leaves out the rare words' matches the first window read: all of them,
+    or those down to `rare_floor` when it stopped at rare_window."""
+    if not b.given("window_before"):
+        return ""
+    floor = f" and {d}.global_seq >= {b.rare_floor}" if b.given("rare_floor") else ""
+    return f" and not (coalesce({d}.tsv @@ (select q from rare), false){floor})"
+
+
+def _rare_matches(b: Bound) -> str:
+    """CTE `rare_matches`: every match of the rare lexemes from the GIN index (OFFSET 0: not a
+    walk of the recency index looking for them) not already in `newest`, at most rare_window;
+    in the first window only."""
+    if b.given("window_before"):
+        return f"rare_matches as materialized (select {_DOCUMENT} from newest where false)"
+    return f"""rare_matches as materialized (
+    select {_DOCUMENT} from (
+        select r.* from search_documents r
+        where r.workspace_id = $1 and r.tsv @@ (select q from rare)
+        offset 0
+    ) d
+    where d.tsv @@ {QUERY} and {_document_filters(b, "d")}
+      and d.message_id not in (select n.message_id from newest n)
+    order by d.global_seq desc
+    limit {b.rare_window}
+)"""
+
+
+def _rare_floor(b: Bound) -> str:
+    if b.given("window_before"):
+        return b.rare_floor if b.given("rare_floor") else "null::bigint"
+    return f"""case when (select count(*) from rare_matches) >= {b.rare_window}
+            then (select min(r.global_seq) from rare_matches r) end"""
+
+
 def window_ctes(b: Bound) -> str:
     """CTEs `context_ids`, `reach`, `span`, `rare`, `newest`, `rare_matches` and `examined` (id,
     scope, author, time, the eligibility columns, the document vector and root scope).
@@ -102,45 +144,55 @@ span as materialized (
     from weights w
 ),
 -- The query's rarest lexemes, rarest first, as many as have at most rare_window documents
--- between them (NULL: none): every match of them is examined, however old.
+-- between them (NULL: none): every match of them is examined in the first window, however
+-- old. Frozen with the turn's weights for the binding (ranked_with), so that a later window
+-- leaves out exactly the matches the first one read, however the statistics move.
 rare as materialized (
-    select string_agg(quote_literal(r.lexeme), ' | ')::tsquery as q
-    from (select w.lexeme, sum(w.documents) over (order by w.documents, w.lexeme) as running
-          from weights w where w.documents > 0) r
-    where r.running <= {b.rare_window}
+    select case when exists (select 1 from frozen f where f.weights ? 'rare')
+        then (select (f.weights->>'rare')::tsquery from frozen f)
+        else (select string_agg(quote_literal(r.lexeme), ' | ')::tsquery
+              from (select w.lexeme, sum(w.documents) over (order by w.documents, w.lexeme)
+                           as running
+                    from weights w where w.documents > 0) r
+              where r.running <= {b.rare_window})
+        end as q
 ),
 newest as materialized (
     (select {_DOCUMENT} from (
          select w.* from search_documents w
-         where w.workspace_id = $1 and (select walk from span)
+         where w.workspace_id = $1 and (select walk from span){_older(b, "w")}
          order by w.global_seq desc
          limit {WALK_LIMIT}
      ) d
-     where d.tsv @@ {QUERY} and {_document_filters(b, "d")}
+     where d.tsv @@ {QUERY} and {_document_filters(b, "d")}{_not_read_as_rare(b, "d")}
      order by d.global_seq desc
      limit (select n from reach))
     union all
     (select {_DOCUMENT} from (
          select g.* from search_documents g
          where g.workspace_id = $1 and g.tsv @@ {QUERY} and not (select walk from span)
+               {_older(b, "g")}
          offset 0
      ) d
-     where {_document_filters(b, "d")}
+     where {_document_filters(b, "d")}{_not_read_as_rare(b, "d")}
      order by d.global_seq desc
      limit (select n from reach))
 ),
--- Every match of the rare lexemes from the GIN index (OFFSET 0: not a walk of the recency
--- index looking for them) not already above: at most rare_window.
-rare_matches as materialized (
-    select {_DOCUMENT} from (
-        select r.* from search_documents r
-        where r.workspace_id = $1 and r.tsv @@ (select q from rare)
-        offset 0
-    ) d
-    where d.tsv @@ {QUERY} and {_document_filters(b, "d")}
-      and d.message_id not in (select n.message_id from newest n)
-    order by d.global_seq desc
-    limit {b.rare_window}
+{_rare_matches(b)},
+-- Where the next window starts: below the oldest match of this one when it is full; below
+-- the last document the walk read when the walk ended first; nowhere (NULL) when every
+-- match of the query's words was examined. And how far back the first window read the rare
+-- words' matches, when it had to stop at rare_window of them.
+beyond as materialized (
+    select case
+        when (select count(*) from newest) >= (select n from reach)
+            then (select min(n.global_seq) from newest n)
+        when (select walk from span) then (
+            select s.global_seq from search_documents s
+            where s.workspace_id = $1{_older(b, "s")}
+            order by s.global_seq desc offset {WALK_LIMIT - 1} limit 1)
+        end as next_window,
+        {_rare_floor(b)} as rare_floor
 ),
 examined as materialized (
     select m.id, m.scope_id, m.author_id, m.created_at, m.evidence, m.deleted, m.audience_id,
@@ -186,13 +238,14 @@ verdicts as materialized (
     from examined m
     where m.scope_id = any((select array_agg(scope_id) from perspective)::bigint[])
 ),
--- `complete`: every match of any of the query's words was examined (all were fetched from the
--- GIN index, and fewer than the window).
+-- `complete`: every match of any of the query's words was examined by this window and the
+-- ones before it (no next window).
 counted as (
     select coalesce(jsonb_object_agg(rule, n), '{{}}') as counts,
            coalesce(sum(n), 0)::int as examined,
-           not (select walk from span)
-               and (select count(*) from newest) < (select n from reach) as complete
+           (select next_window from beyond) is null as complete,
+           (select next_window from beyond) as next_window,
+           (select rare_floor from beyond) as rare_floor
     from (select rule, count(*) as n from verdicts group by 1) ruled
 ),
 pool as materialized (
