@@ -240,11 +240,22 @@ async def test_a_stranger_who_confirms_a_code_waits_and_the_starter_declines(
         c_row = c.locator(".link-row")
         await expect(c_row).to_contain_text("Eve Stone (eve, web:duo) confirmed your code",
                                             timeout=15_000)  # fmt: skip
+        # Back later (the page reloaded, still signed in): the top bar says a link waits.
+        await starter.reload()
+        await starter.locator(SEARCH).wait_for()
+        toggle = starter.get_by_role("button", name="Linked accounts", exact=True)
+        await expect(toggle).to_have_accessible_description("1 to approve")
+        await screenshot(starter, "linked-accounts-waiting-1280", starter.locator(".topbar"))
+        await toggle.click()
+        c = starter.get_by_role("region", name="Linked accounts")
+        c_row = c.locator(".link-row")
+        await expect(c_row).to_contain_text("Eve Stone (eve, web:duo) confirmed your code")
         await expect(c_row).to_contain_text("web:duo")
         await c.get_by_role("button", name="Decline the link with Eve Stone (eve, web:duo)").click()
         await expect(c_row).to_contain_text("Declined")
         await expect(c_row.get_by_role("button")).to_have_count(0)
         await expect(c.get_by_role("status").filter(has_text="declined")).to_be_visible()
+        await expect(toggle).not_to_have_accessible_description("1 to approve")
 
         await expect(e_row).to_contain_text("Declined", timeout=15_000)
         await expect(e.get_by_role("status").filter(has_text="was not approved")).to_be_visible()

@@ -83,9 +83,11 @@ const MESSAGE_HEAD = `
 const MESSAGE = `${MESSAGE_HEAD} body`;
 const SCOPE = "id key kind name visibility parent { id key name }";
 
+// The viewer's identity links come along so that the top bar can say when one waits for the
+// viewer's approval (Linked accounts).
 export const VIEWER = `query RecallViewer {
   viewer {
-    member { id key name }
+    member { id key name identityLinks { id status members { id } } }
     workspace {
       id key name
       scopes { ${SCOPE} }

@@ -211,6 +211,7 @@ function App() {
       token=${token}
       viewer=${viewer}
       onAuthError=${onAuthError}
+      onLoaded=${(items) => setViewer((v) => v && { ...v, member: { ...v.member, identityLinks: items } })}
       onClose=${() => {
         setLinksOpen(false);
         window.setTimeout(() => document.getElementById("links-toggle")?.focus(), 0);
@@ -277,6 +278,7 @@ function SignIn({ notice, onToken }) {
 }
 
 function Header({ viewer, linksOpen, onLinks, onSignOut }) {
+  const waiting = waitingForApproval(viewer);
   const who = `${plainLabel(viewer.member.name, 200)} (${viewer.member.key}) in ${plainLabel(viewer.workspace.name, 200)}`;
   return html`
     <header class="topbar">
@@ -296,9 +298,11 @@ function Header({ viewer, linksOpen, onLinks, onSignOut }) {
           aria-expanded=${linksOpen ? "true" : "false"}
           aria-controls="linked-accounts"
           aria-label="Linked accounts"
+          aria-describedby=${waiting ? "links-waiting" : undefined}
           onClick=${onLinks}
         >
           Linked<span class="wide-only"> accounts</span>
+          ${waiting > 0 && html` <span class="links-waiting" id="links-waiting">${waiting} to approve</span>`}
         </button>
         <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
       </div>
@@ -351,7 +355,7 @@ function SwitchAccount({ viewer, token, onSwitch, onStay }) {
 // the first — the starter sees who confirmed it (name, key, namespace), so a code read over a
 // shoulder or phished links nobody. The viewer's links, pending, live, revoked and expired;
 // either side may revoke, decline or withdraw.
-function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
+function LinkedAccounts({ token, viewer, onClose, onAuthError, onLoaded }) {
   const [links, setLinks] = useState({ status: "loading", me: null, items: [], error: null });
   const [started, setStarted] = useState(null);
   const [code, setCode] = useState("");
@@ -362,6 +366,8 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
   const [revoking, setRevoking] = useState("");
   const [, setTick] = useState(0);
   const heading = useRef();
+  const loaded = useRef(onLoaded);
+  loaded.current = onLoaded;
 
   const load = useCallback(
     async (signal) => {
@@ -369,6 +375,7 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
         const data = await gql(token, LINKS, {}, signal);
         const me = data.viewer.member;
         setLinks({ status: "ready", me, items: me ? me.identityLinks : [], error: null });
+        if (me && loaded.current) loaded.current(me.identityLinks);
         return me ? me.identityLinks : [];
       } catch (error) {
         if (error.name === "AbortError") return null;
@@ -593,6 +600,14 @@ function LinkRow({ link, viewer, busy, revoking, onAsk, onKeep, onApprove, onRev
       <button type="button" class="link" onClick=${onKeep}>Keep it</button>
     </span>`}
   </li>`;
+}
+
+/** How many links wait for the viewer's approval: pending ones the viewer started. */
+function waitingForApproval(viewer) {
+  const mine = (viewer.member.identityLinks || []).filter(
+    (l) => l.status === "PENDING" && l.members[0] && l.members[0].id === viewer.member.id
+  );
+  return mine.length;
 }
 
 /** The other member of a link (links join exactly two). */
