@@ -667,3 +667,30 @@ async def test_mcp_searches_reach_nothing_through_a_pending_link_and_all_through
     assert await reached() == (False, False)
     await approve(client, linked["alice"], pending["id"])
     assert await reached() == (True, True)
+
+
+async def test_the_predicate_allows_a_linked_audience_only_once_the_link_is_approved(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    """Unit level, on the SQL the surfaces inline: the allowed audiences of alice-web's
+    destination, and speaker REQUESTER's identities, hold alice's DM only once approved."""
+    from app.data.eligibility import ALLOWED_AUDIENCE_IDS
+    from app.data.identity_links import linked_identities
+
+    web = await db.fetchrow("select workspace_id, id, namespace_id from actors where key = $1",
+                            "alice-web")  # fmt: skip
+    alice = await db.fetchval("select id from actors where key = 'alice'")
+    dm = await db.fetchval("select origin_audience_id from scopes where key = 'dm-alice'")
+    destination = (web["workspace_id"], "members", web["namespace_id"], [web["id"]])
+
+    async def opened() -> tuple[bool, bool]:
+        allowed = await db.fetchval(f"select {ALLOWED_AUDIENCE_IDS}", *destination)
+        speakers = await db.fetchval(
+            f"select {linked_identities('$2::bigint')}", web["workspace_id"], web["id"]
+        )
+        return dm in allowed, alice in speakers
+
+    pending = await confirm(client, linked["alice-web"], await start_code(client, linked["alice"]))
+    assert await opened() == (False, False)
+    await approve(client, linked["alice"], pending["id"])
+    assert await opened() == (True, True)

@@ -267,34 +267,41 @@ async def approve_link(db: Executor, workspace_id: int, member_id: int, link_id:
     the next request on. Only the starter may (to anyone else, the confirmer included, the link
     is exactly as unknown as a nonexistent one); approving a live link again answers it as it
     is; a declined, revoked or expired one cannot be approved (start a new code)."""
+    link = await _starters_link(db, workspace_id, member_id, link_id)
+    if link.status == "pending":
+        # The members first, as confirming and deactivating lock them (one lock order); a
+        # deactivated one can no longer be linked.
+        try:
+            await _lock_members(db, workspace_id, link.member_a, link.member_b)
+        except BadUserInput:
+            raise BadUserInput("this link can no longer be approved; start a new code") from None
+        # Still pending at the moment of the update (a concurrent decline or expiry wins).
+        await db.execute(
+            "update identity_links set approved_at = now(), approve_before = null"
+            " where workspace_id = $1 and id = $2 and revoked_at is null"
+            " and approved_at is null and approve_before > now()",
+            workspace_id,
+            link_id,
+        )
+        link = await _starters_link(db, workspace_id, member_id, link_id)
+    if link.status != "live":
+        raise BadUserInput(
+            f"this link is {link.status} and can no longer be approved; start a new code"
+        )
+    return link
+
+
+async def _starters_link(db: Executor, workspace_id: int, member_id: int, link_id: int) -> LinkRow:
     row = await db.fetchrow(
         f"select {_LINK_COLUMNS} from identity_links"
-        " where workspace_id = $1 and id = $2 and member_a = $3 for update",
+        " where workspace_id = $1 and id = $2 and member_a = $3",
         workspace_id,
         link_id,
         member_id,
     )
     if row is None:
         raise BadUserInput(UNKNOWN_LINK)
-    link = LinkRow(**dict(row))
-    if link.status == "live":
-        return link
-    if link.status != "pending":
-        raise BadUserInput(
-            f"this link is {link.status} and can no longer be approved; start a new code"
-        )
-    try:
-        await _lock_members(db, workspace_id, link.member_a, link.member_b)
-    except BadUserInput:
-        raise BadUserInput("this link can no longer be approved; start a new code") from None
-    approved = await db.fetchrow(
-        "update identity_links set approved_at = now(), approve_before = null"
-        f" where workspace_id = $1 and id = $2 returning {_LINK_COLUMNS}",
-        workspace_id,
-        link_id,
-    )
-    assert approved is not None
-    return LinkRow(**dict(approved))
+    return LinkRow(**dict(row))
 
 
 UNKNOWN_LINK = "unknown identity link"
