@@ -101,7 +101,7 @@ async def open_links(page: Any, site: Site, token: str) -> Any:
     return panel
 
 
-async def test_start_on_one_identity_confirm_on_the_other_both_see_it_and_revoke(
+async def test_start_on_one_identity_confirm_on_the_other_approve_on_the_first_and_revoke(
     browser: Any, site: Site
 ) -> None:
     from playwright.async_api import expect

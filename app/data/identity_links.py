@@ -146,9 +146,10 @@ async def _cancel_unused_codes(db: Executor, workspace_id: int, member_id: int) 
 
 
 async def _usable_code(db: Executor, workspace_id: int, code: str, *, lock: bool) -> asyncpg.Record:
-    """The code row (id, member_id, expires_at, for_namespace_id) of a usable code of this workspace — unused,
-    not cancelled, not expired, its starter still active — or BadUserInput(NOT_A_CODE): a code
-    of another workspace is unknown here. `lock`: FOR UPDATE of the code row (confirming)."""
+    """The code row (id, member_id, expires_at, for_namespace_id) of a usable code of this
+    workspace — unused, not cancelled, not expired, its starter still active — or
+    BadUserInput(NOT_A_CODE): a code of another workspace is unknown here. `lock`: FOR UPDATE
+    of the code row (confirming)."""
     normalized = normalize_code(code)
     if normalized is None:
         raise BadUserInput(NOT_A_CODE)

@@ -156,8 +156,8 @@ class IdentityMutation:
     @guarded(
         "Revoke one of your identity links (either identity may), or decline a pending one: it "
         "opens nothing from the next request on, and a reply drafted from what only it allowed "
-        "is withheld. Revoking again answers the link as it is. BAD_USER_INPUT for a link that is not yours, exactly "
-        "as for one that does not exist.",
+        "is withheld. Revoking again answers the link as it is. BAD_USER_INPUT for a link that "
+        "is not yours, exactly as for one that does not exist.",
         access=access.REVOKE_IDENTITY_LINK,
     )
     async def revoke_identity_link(
