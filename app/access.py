@@ -79,5 +79,6 @@ DIRECTORY = policy("Reading the workspace's directory", *_READERS)
 # token, and only a member token may revoke (its own links).
 START_IDENTITY_LINK = policy("startIdentityLink", TokenKind.MEMBER)
 CONFIRM_IDENTITY_LINK = policy("confirmIdentityLink", TokenKind.MEMBER)
+APPROVE_IDENTITY_LINK = policy("approveIdentityLink", TokenKind.MEMBER)
 PREVIEW_IDENTITY_LINK = policy("identityLinkCode", TokenKind.MEMBER)
 REVOKE_IDENTITY_LINK = policy("revokeIdentityLink", TokenKind.MEMBER)

@@ -32,7 +32,7 @@ import asyncpg
 import httpx
 
 from app.api.ids import encode_id
-from app.data.identity_links import confirm_link, revoke_member_links, start_link
+from app.data.identity_links import approve_link, confirm_link, revoke_member_links, start_link
 from app.db import PLANNER_SETTINGS, resolve_database_url
 from app.settings import Settings
 from bench.baselines import (
@@ -125,7 +125,7 @@ async def _ids(conn: asyncpg.Connection, kind_keys: list[tuple[str, str]]) -> di
 
 async def _link_identity(conn: asyncpg.Connection, ws: int, member: int) -> None:
     """A second identity of `member` in the namespace web:bench, linked to it by the flow
-    the app uses (a code started by one, confirmed by the other)."""
+    the app uses (a code started by one, confirmed by the other, approved by the first)."""
     ns = await conn.fetchval(
         "insert into namespaces (workspace_id, name) values ($1, 'web:bench')"
         " on conflict (workspace_id, name) do update set name = excluded.name returning id",
@@ -141,7 +141,8 @@ async def _link_identity(conn: asyncpg.Connection, ws: int, member: int) -> None
     async with conn.transaction():
         await revoke_member_links(conn, ws, member, "connector")
         code = await start_link(conn, ws, member, 600)
-        await confirm_link(conn, ws, other, code.code)
+        pending = await confirm_link(conn, ws, other, code.code, 600)
+        await approve_link(conn, ws, member, pending.id)
 
 
 async def _measure(

@@ -436,7 +436,8 @@ CREATE TABLE public.identity_link_codes (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
     used_at timestamp with time zone,
-    cancelled_at timestamp with time zone
+    cancelled_at timestamp with time zone,
+    for_namespace_id bigint
 );
 
 CREATE TABLE public.identity_links (
@@ -451,9 +452,12 @@ CREATE TABLE public.identity_links (
     revoked_at timestamp with time zone,
     revoked_by bigint,
     revoked_via text,
+    approved_at timestamp with time zone,
+    approve_before timestamp with time zone,
     CONSTRAINT identity_links_check CHECK (((member_a <> member_b) AND (namespace_a <> namespace_b))),
     CONSTRAINT identity_links_check1 CHECK (((revoked_at IS NULL) = (revoked_via IS NULL))),
     CONSTRAINT identity_links_check2 CHECK (((revoked_by IS NULL) OR (revoked_via = 'member'::text))),
+    CONSTRAINT identity_links_pending_check CHECK (((approved_at IS NOT NULL) OR (approve_before IS NOT NULL))),
     CONSTRAINT identity_links_revoked_via_check CHECK ((revoked_via = ANY (ARRAY['member'::text, 'connector'::text, 'deactivation'::text])))
 );
 
@@ -800,11 +804,11 @@ CREATE INDEX audiences_readers ON public.audiences USING gin (readers);
 
 CREATE INDEX identity_link_codes_member ON public.identity_link_codes USING btree (workspace_id, member_id) WHERE ((used_at IS NULL) AND (cancelled_at IS NULL));
 
-CREATE INDEX identity_links_a ON public.identity_links USING btree (workspace_id, member_a) WHERE (revoked_at IS NULL);
+CREATE INDEX identity_links_a ON public.identity_links USING btree (workspace_id, member_a) WHERE ((revoked_at IS NULL) AND (approved_at IS NOT NULL));
 
 CREATE INDEX identity_links_a_all ON public.identity_links USING btree (workspace_id, member_a);
 
-CREATE INDEX identity_links_b ON public.identity_links USING btree (workspace_id, member_b) WHERE (revoked_at IS NULL);
+CREATE INDEX identity_links_b ON public.identity_links USING btree (workspace_id, member_b) WHERE ((revoked_at IS NULL) AND (approved_at IS NOT NULL));
 
 CREATE INDEX identity_links_b_all ON public.identity_links USING btree (workspace_id, member_b);
 
@@ -874,6 +878,9 @@ ALTER TABLE ONLY public.audiences
 
 ALTER TABLE ONLY public.audiences
     ADD CONSTRAINT audiences_workspace_id_namespace_id_fkey FOREIGN KEY (workspace_id, namespace_id) REFERENCES public.namespaces(workspace_id, id);
+
+ALTER TABLE ONLY public.identity_link_codes
+    ADD CONSTRAINT identity_link_codes_namespace_fkey FOREIGN KEY (workspace_id, for_namespace_id) REFERENCES public.namespaces(workspace_id, id);
 
 ALTER TABLE ONLY public.identity_link_codes
     ADD CONSTRAINT identity_link_codes_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;

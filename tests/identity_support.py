@@ -1,5 +1,5 @@
 """Helpers for the linked-identity tests (docs/identity.md): a workspace with two namespaces,
-and the link mutations over GraphQL.
+and the link mutations over GraphQL (`link` makes a live link: start, confirm, approve).
 
 Workspace `acme`, namespace slack:acme (the default), plus web:acme and mail:acme:
   alice        slack; her web identity is `alice-web` ("Alice" too), her mail one `alice-mail`
@@ -27,17 +27,19 @@ from typing import Any
 from tests.client import GraphQLClient
 
 START_LINK = "mutation { startIdentityLink { code expiresAt } }"
-CONFIRM_LINK = """
-mutation($code: String!) {
-  confirmIdentityLink(code: $code) { id verifiedAt revokedAt members { key namespace } }
-}
+LINK_FIELDS = "id status verifiedAt approvedAt approveBefore revokedAt members { key namespace }"
+CONFIRM_LINK = f"""
+mutation($code: String!) {{ confirmIdentityLink(code: $code) {{ {LINK_FIELDS} }} }}
+"""
+APPROVE_LINK = f"""
+mutation($id: ID!) {{ approveIdentityLink(id: $id) {{ {LINK_FIELDS} }} }}
 """
 REVOKE_LINK = """
 mutation($id: ID!) { revokeIdentityLink(id: $id) { id verifiedAt revokedAt members { key } } }
 """
 LINKS_OF = """
 query {
-  viewer { member { key namespace identityLinks { id revokedAt members { key } } } }
+  viewer { member { key namespace identityLinks { id status revokedAt members { key } } } }
   viewerWorkspace: viewer { workspace { members { key namespace identityLinks { id } } } }
 }
 """
@@ -128,9 +130,17 @@ async def confirm(client: GraphQLClient, token: str, code: str) -> dict[str, Any
     return link
 
 
+async def approve(client: GraphQLClient, token: str, link_id: str) -> dict[str, Any]:
+    data = await client.gql(APPROVE_LINK, {"id": link_id}, token=token)
+    approved: dict[str, Any] = data["approveIdentityLink"]
+    return approved
+
+
 async def link(client: GraphQLClient, starter: str, confirmer: str) -> dict[str, Any]:
-    """Link two identities: `starter` starts a code, `confirmer` confirms it (member tokens)."""
-    return await confirm(client, confirmer, await start_code(client, starter))
+    """A live link between two identities: `starter` starts a code, `confirmer` confirms it,
+    `starter` approves the confirmer (member tokens)."""
+    pending = await confirm(client, confirmer, await start_code(client, starter))
+    return await approve(client, starter, pending["id"])
 
 
 async def revoke(client: GraphQLClient, token: str, link_id: str) -> dict[str, Any]:

@@ -1,6 +1,8 @@
-"""Linked accounts in the Messages tab (issue 27): one person signed in as two identities (Slack
-and the web app) starts a link on one, confirms it on the other, both see it, one revokes it;
-refusals (BAD_USER_INPUT) are shown as such.
+"""Linked accounts in the Messages tab (issues 27 and 33): one person signed in as two identities
+(Slack and the web app) starts a link on one, confirms it on the other, approves the confirmer
+on the first (shown by name, key and namespace), both see it live, one revokes it; a stranger
+who confirms someone's code gets a pending link the starter declines; refusals
+(BAD_USER_INPUT) are shown as such.
 
 Debian's chromium driven by Playwright, like tests/test_browser.py: two tabs in two browser
 contexts (session storage is per tab), one per identity, on a workspace of their own.
@@ -41,6 +43,8 @@ def links_fixture() -> dict[str, Any]:
             {"key": "ann", "name": "Ann Lee"},
             {"key": "ann-web", "name": "Ann Lee", "namespace": "web:duo"},
             {"key": "bob", "name": "Bob Okafor"},
+            {"key": "eve", "name": "Eve Stone", "namespace": "web:duo"},
+            {"key": "cy", "name": "Cy Park"},
         ],
         "scopes": [
             {"key": "general", "kind": "channel", "visibility": "public", "name": "general",
@@ -59,6 +63,8 @@ class Site:
     ann: str  # slack:duo
     ann_web: str  # web:duo, the same person
     bob: str  # slack:duo, someone else
+    eve: str  # web:duo, someone else
+    cy: str  # slack:duo, someone else
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +76,8 @@ async def site(server_dsn: str, template_name: str) -> AsyncIterator[Site]:
         try:
             await import_fixture(conn, links_fixture(), io.StringIO())
             tokens = [
-                await issue_actor_token(conn, "duo", "member", k) for k in ("ann", "ann-web", "bob")
+                await issue_actor_token(conn, "duo", "member", k)
+                for k in ("ann", "ann-web", "bob", "eve", "cy")
             ]
         finally:
             await conn.close()
@@ -94,7 +101,7 @@ async def open_links(page: Any, site: Site, token: str) -> Any:
     return panel
 
 
-async def test_start_on_one_identity_confirm_on_the_other_both_see_it_and_revoke(
+async def test_start_on_one_identity_confirm_on_the_other_approve_on_the_first_and_revoke(
     browser: Any, site: Site
 ) -> None:
     from playwright.async_api import expect
@@ -134,22 +141,38 @@ async def test_start_on_one_identity_confirm_on_the_other_both_see_it_and_revoke
         await expect(b.locator(".link-row")).to_have_count(0)
         await b.get_by_role("button", name="Yes, link them").click()
         await expect(b.get_by_role("alert")).to_have_count(0)
-        await expect(b.get_by_role("status").filter(has_text="Linked to")).to_contain_text(
+        # Confirmed, it is pending: it opens nothing until A approves B.
+        await expect(b.get_by_role("status").filter(has_text="Confirmed")).to_contain_text(
             "Ann Lee (ann, slack:duo)"
         )
         b_row = b.locator(".link-row")
         await expect(b_row).to_have_count(1)
         await expect(b_row).to_contain_text("slack:duo")
-        await expect(b_row).to_contain_text("Live")
+        await expect(b_row).to_contain_text("Waiting for approval")
 
-        # A sees it without reloading: the page looked for the link its code made.
+        # A sees who confirmed the code without reloading (name, key, namespace) and approves.
         a_row = a.locator(".link-row")
         await expect(a_row).to_have_count(1, timeout=15_000)
-        await expect(a_row).to_contain_text("web:duo")
-        await expect(a_row).to_contain_text("Live")
+        await expect(a_row).to_contain_text("Waiting for your approval")
+        await expect(a_row).to_contain_text("Ann Lee (ann-web, web:duo) confirmed your code")
+        await expect(a.get_by_role("status").filter(has_text="confirmed your code")).to_be_visible()
         await expect(a.get_by_label("Your link code")).to_have_count(0)
+        await screenshot(slack, "linked-accounts-pending-1280", a)
+        await a.get_by_role(
+            "button", name="Approve the link with Ann Lee (ann-web, web:duo)"
+        ).click()
+        await expect(a_row).to_contain_text("Live")
+        await expect(a.get_by_role("status").filter(has_text="Linked to")).to_contain_text(
+            "Ann Lee (ann-web, web:duo)"
+        )
         assert await a_row.get_attribute("data-link-id") == await b_row.get_attribute(
             "data-link-id"
+        )
+
+        # B sees it turn live without reloading, and is told.
+        await expect(b_row).to_contain_text("Live", timeout=15_000)
+        await expect(b.get_by_role("status").filter(has_text="Linked to")).to_contain_text(
+            "Ann Lee (ann, slack:duo)"
         )
         await screenshot(slack, "linked-accounts-live-1280", a)
 
@@ -189,3 +212,50 @@ async def test_refusals_are_shown_and_change_nothing(browser: Any, site: Site) -
         await panel.get_by_label("Code from your other identity").press("Escape")
         await expect(tab.get_by_role("region", name="Linked accounts")).to_have_count(0)
         await expect(tab.locator(SEARCH)).to_be_visible()
+
+
+async def test_a_stranger_who_confirms_a_code_waits_and_the_starter_declines(
+    browser: Any, site: Site
+) -> None:
+    """Eve (web:duo) confirms a code Cy (slack:duo) handed around: Cy's tab shows Eve by name,
+    key and namespace, waiting for approval; Cy declines and both see it declined."""
+    from playwright.async_api import expect
+
+    async with (
+        watched_tab(browser, site.base) as starter,
+        watched_tab(browser, site.base) as stranger,
+    ):
+        c = await open_links(starter, site, site.cy)
+        await c.get_by_role("button", name="Start a link").click()
+        code = (await c.get_by_label("Your link code").inner_text()).strip()
+
+        e = await open_links(stranger, site, site.eve)
+        await e.get_by_label("Code from your other identity").fill(code)
+        await e.get_by_role("button", name="Confirm link").click()
+        await e.get_by_role("button", name="Yes, link them").click()
+        e_row = e.locator(".link-row")
+        await expect(e_row).to_contain_text("Waiting for approval")
+        await expect(e_row.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
+
+        c_row = c.locator(".link-row")
+        await expect(c_row).to_contain_text("Eve Stone (eve, web:duo) confirmed your code",
+                                            timeout=15_000)  # fmt: skip
+        # Back later (the page reloaded, still signed in): the top bar says a link waits.
+        await starter.reload()
+        await starter.locator(SEARCH).wait_for()
+        toggle = starter.get_by_role("button", name="Linked accounts", exact=True)
+        await expect(toggle).to_have_accessible_description("1 to approve")
+        await screenshot(starter, "linked-accounts-waiting-1280", starter.locator(".topbar"))
+        await toggle.click()
+        c = starter.get_by_role("region", name="Linked accounts")
+        c_row = c.locator(".link-row")
+        await expect(c_row).to_contain_text("Eve Stone (eve, web:duo) confirmed your code")
+        await expect(c_row).to_contain_text("web:duo")
+        await c.get_by_role("button", name="Decline the link with Eve Stone (eve, web:duo)").click()
+        await expect(c_row).to_contain_text("Declined")
+        await expect(c_row.get_by_role("button")).to_have_count(0)
+        await expect(c.get_by_role("status").filter(has_text="declined")).to_be_visible()
+        await expect(toggle).not_to_have_accessible_description("1 to approve")
+
+        await expect(e_row).to_contain_text("Declined", timeout=15_000)
+        await expect(e.get_by_role("status").filter(has_text="was not approved")).to_be_visible()

@@ -1,7 +1,8 @@
-"""Linked identities (docs/identity.md), through GraphQL over HTTP on real PostgreSQL: the link
-flow and its refusals, the one path a live link opens on every surface (messageSearch,
-historySearch, lineage, the audit's counts, the pre-delivery recheck), speaker REQUESTER, and
-revocation by either member or the connector."""
+"""Linked identities (docs/identity.md), through GraphQL over HTTP (and MCP) on real PostgreSQL:
+the link flow and its refusals, the starter's approval (a confirmed link opens nothing before
+it), the one path a live link opens on every surface (messageSearch, historySearch, lineage, the
+audit's counts, the pre-delivery recheck), speaker REQUESTER, and revocation by either member or
+the connector."""
 
 from __future__ import annotations
 
@@ -12,22 +13,26 @@ import pytest
 
 from app.api.ids import encode_id
 from app.data.tokens import issue_connector_token
+from app.settings import Settings
 from tests.changes_support import Connector, keyed
 from tests.client import GraphQLClient
 from tests.history_support import REPLY, hit_keys, shown_keys, start_turn
 from tests.history_support import search as history_search
 from tests.identity_support import (
+    APPROVE_LINK,
     CONFIRM_LINK,
     FOLLOWS,
     LINKS_OF,
     NEVER,
     REVOKE_LINK,
+    approve,
     confirm,
     link,
     linked_acme,
     revoke,
     start_code,
 )
+from tests.mcp_support import mcp_app, ok
 from tests.message_search_support import keys
 from tests.personas import globex, load
 
@@ -462,3 +467,230 @@ async def test_a_code_shows_whom_it_links_to_before_it_is_confirmed(
     await confirm(client, linked["alice-web"], code)
     used = await client.post(PREVIEW, {"code": code}, token=linked["web-carol"])
     assert used.codes == ["BAD_USER_INPUT"]
+
+
+# --- the starter's approval (issue 33, finding 10) --------------------------------------------
+
+LINKS_WITH_STATUS = """
+query { viewer { member { identityLinks {
+  id status verifiedAt approvedAt approveBefore revokedAt members { key name namespace }
+} } } }
+"""
+
+
+async def _own_links(client: GraphQLClient, token: str) -> list[dict[str, Any]]:
+    data = await client.gql(LINKS_WITH_STATUS, token=token)
+    links: list[dict[str, Any]] = data["viewer"]["member"]["identityLinks"]
+    return links
+
+
+async def test_a_phished_code_confirmed_by_someone_else_opens_nothing_before_approval(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    """web-carol got alice's code ("paste me your code") and confirms it before alice-web
+    does: the link is PENDING, and neither her searches nor her agent's turns reach alice's
+    single-reader messages. Alice is shown who confirmed it (name, key, namespace) and
+    declines; the code is used, so alice-web's attempt is refused and alice starts anew."""
+    code = await start_code(client, linked["alice"])
+    pending = await confirm(client, linked["web-carol"], code)
+    assert pending["status"] == "PENDING"
+    assert pending["approvedAt"] is None and pending["approveBefore"] and pending["verifiedAt"]
+    # Before approval: carol's own search, her agent's turn in her DM, and alice's side all
+    # stay as they were without any link.
+    assert _zebra(await keys(client, linked["web-carol"], "zebra")) == {"wg1", "wp1"}
+    connector = Connector(client, await issue_connector_token(db, "acme"))
+    await connector.apply(
+        {"createScope": {"key": "carol-dm", "kind": "dm", "namespace": "web:acme",
+                         "members": ["web-carol", "helper"]}}
+    )  # fmt: skip
+    turn = await start_turn(client, db, issue_token, scope="carol-dm", requester="web-carol")
+    found = await history_search(client, turn, "zebra", first=20)
+    assert not (set(shown_keys(found)) & FOLLOWS)
+    assert set(hit_keys(await history_search(client, turn, "zebra", speaker="REQUESTER"))) <= {
+        "wg1", "wp1",
+    }  # fmt: skip
+    assert "wb1" not in await keys(client, linked["alice"], "zebra")
+    # The starter sees who confirmed it, and declines.
+    [seen] = await _own_links(client, linked["alice"])
+    assert seen["status"] == "PENDING"
+    assert seen["members"][1] == {"key": "web-carol", "name": "Carol", "namespace": "web:acme"}
+    declined = await revoke(client, linked["alice"], seen["id"])
+    assert declined["revokedAt"] is not None
+    assert (await _own_links(client, linked["alice"]))[0]["status"] == "REVOKED"
+    # Declined, it can never be approved; the code was used by the first confirmer.
+    refused = await client.post(APPROVE_LINK, {"id": seen["id"]}, token=linked["alice"])
+    assert refused.codes == ["BAD_USER_INPUT"]
+    await _refused(client, linked["alice-web"], code)
+    assert _zebra(await keys(client, linked["web-carol"], "zebra")) == {"wg1", "wp1"}
+    await link(client, linked["alice"], linked["alice-web"])
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == FOLLOWS | WEB_OWN
+
+
+async def test_only_the_starter_approves_and_the_link_is_live_from_then_on(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, linked: dict[str, str]
+) -> None:
+    code = await start_code(client, linked["alice"])
+    pending = await confirm(client, linked["alice-web"], code)
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == WEB_OWN
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+    assert _zebra(shown_keys(await history_search(client, turn, "zebra", first=20))) <= WEB_OWN
+    # The confirmer, a stranger and another workspace cannot approve it: exactly as unknown
+    # as a link that does not exist. An agent token may not approve at all.
+    missing = await client.post(
+        APPROVE_LINK, {"id": encode_id("IdentityLink", 10**12)}, token=linked["alice"]
+    )
+    for token in (linked["alice-web"], linked["bob"], linked["mallory"]):
+        theirs = await client.post(APPROVE_LINK, {"id": pending["id"]}, token=token)
+        assert theirs.codes == missing.codes == ["BAD_USER_INPUT"], theirs.body
+        assert theirs.errors[0]["message"] == missing.errors[0]["message"]
+    agent = await issue_token("agent", "acme", "helper")
+    assert (await client.post(APPROVE_LINK, {"id": pending["id"]}, token=agent)).codes == [
+        "FORBIDDEN"
+    ]
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == WEB_OWN
+    # The starter approves: live from the next request on, for B and B's agent's turn.
+    made = await approve(client, linked["alice"], pending["id"])
+    assert made["status"] == "LIVE" and made["approvedAt"] and made["approveBefore"] is None
+    assert made["verifiedAt"] == pending["verifiedAt"]
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == FOLLOWS | WEB_OWN
+    assert _zebra(shown_keys(await history_search(client, turn, "zebra", first=20))) == (
+        FOLLOWS | WEB_OWN
+    )
+    # Approving again answers it as it is; both identities list it as live.
+    assert (await approve(client, linked["alice"], pending["id"]))["approvedAt"] == made[
+        "approvedAt"
+    ]
+    assert [x["status"] for x in await _own_links(client, linked["alice-web"])] == ["LIVE"]
+
+
+async def test_a_pending_link_expires_unapproved_and_counts_until_then(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    pending = await confirm(client, linked["alice-web"], await start_code(client, linked["alice"]))
+    stored = await db.fetchval("select approve_before - verified_at from identity_links")
+    assert stored.total_seconds() == 600  # the code's lifetime, from the confirmation
+    # While pending, it counts as a link into that namespace: no second one beside it.
+    await _refused(client, linked["web-carol"], await start_code(client, linked["alice"]))
+    await db.execute("update identity_links set approve_before = now() - interval '1 second'")
+    assert [x["status"] for x in await _own_links(client, linked["alice"])] == ["EXPIRED"]
+    refused = await client.post(APPROVE_LINK, {"id": pending["id"]}, token=linked["alice"])
+    assert refused.codes == ["BAD_USER_INPUT"] and "expired" in refused.errors[0]["message"]
+    assert _zebra(await keys(client, linked["alice-web"], "zebra")) == WEB_OWN
+    # Expired, it no longer stands in the way of a new link.
+    await link(client, linked["alice"], linked["alice-web"])
+    statuses = [x["status"] for x in await _own_links(client, linked["alice"])]
+    assert statuses == ["EXPIRED", "LIVE"]
+
+
+async def test_a_code_for_one_namespace_refuses_confirmers_of_another(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    start = "mutation($ns: String) { startIdentityLink(namespace: $ns) { code } }"
+    for namespace in ("slack:acme", "nosuch:acme", "web:acme' or 1=1"):  # own, unknown
+        refused = await client.post(start, {"ns": namespace}, token=linked["alice"])
+        assert refused.codes == ["BAD_USER_INPUT"], refused.body
+    assert await db.fetchval("select count(*) from identity_link_codes") == 0
+    code = (await client.gql(start, {"ns": "web:acme"}, token=linked["alice"]))[
+        "startIdentityLink"
+    ]["code"]
+    message = await _refused(client, linked["alice-mail"], code)
+    assert "namespace" in message
+    assert await _links(db) == []
+    made = await confirm(client, linked["alice-web"], code)  # still usable
+    assert [m["namespace"] for m in made["members"]] == ["slack:acme", "web:acme"]
+
+
+async def test_links_made_before_approval_existed_stay_live(empty_dsn: str, tmp_path: Any) -> None:
+    """Migration 032 marks every link it finds approved when it was verified."""
+    import io
+    import shutil
+
+    from app.db import connect
+    from app.fixtures.importer import import_fixture
+    from app.migrate import migrate
+    from tests.test_migrate import _SOURCE_TREE_MIGRATIONS
+
+    every = sorted(_SOURCE_TREE_MIGRATIONS.glob("[0-9]*.sql"))
+    before = [p for p in every if p.name < "032"]
+    for path in before:
+        shutil.copy(path, tmp_path / path.name)
+    conn = await connect(empty_dsn)
+    try:
+        await migrate(conn, tmp_path)
+        await import_fixture(conn, linked_acme(), io.StringIO())
+        await conn.execute(
+            "insert into identity_link_codes (workspace_id, member_id, code_hash, expires_at,"
+            " used_at) select workspace_id, id, '\\x01', now(), now() from actors"
+            " where key = 'alice'"
+        )
+        await conn.execute(
+            "insert into identity_links (workspace_id, member_a, namespace_a, member_b,"
+            " namespace_b, code_id, verified_at) select a.workspace_id, a.id, a.namespace_id,"
+            " b.id, b.namespace_id, c.id, now() - interval '1 day' from actors a"
+            " join actors b on b.key = 'alice-web' join identity_link_codes c on true"
+            " where a.key = 'alice'"
+        )
+        assert [p.name for p in every if p.name >= "032"] == await migrate(conn)
+        row = await conn.fetchrow("select verified_at, approved_at from identity_links")
+        assert row["approved_at"] == row["verified_at"]
+    finally:
+        await conn.close()
+
+
+async def test_mcp_searches_reach_nothing_through_a_pending_link_and_all_through_an_approved_one(
+    client: GraphQLClient,
+    db: asyncpg.Connection,
+    issue_token: Any,
+    linked: dict[str, str],
+    settings: Settings,
+    dsn: str,
+) -> None:
+    """MCP tools link nothing, but search through the same predicate: alice-web's
+    search_messages and her agent's search_history show none of alice's single-reader
+    messages while the link is pending, and show them once alice approved it."""
+    da1 = await db.fetchval("select id from messages where key = 'da1'")
+    da1_id = encode_id("Message", da1)
+    turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
+
+    async def reached() -> tuple[bool, bool]:
+        async with mcp_app(settings, dsn) as mcp:
+            async with mcp.client(linked["alice-web"]) as member:
+                found = ok(await member.call_tool("search_messages", {"query": "private dm note"}))
+            async with mcp.client(turn) as agent:
+                got = ok(await agent.call_tool("search_history", {"query": "private dm note"}))
+        return (
+            da1_id in [m["message_id"] for m in found["messages"]],
+            da1_id in got["message_ids"],
+        )
+
+    pending = await confirm(client, linked["alice-web"], await start_code(client, linked["alice"]))
+    assert await reached() == (False, False)
+    await approve(client, linked["alice"], pending["id"])
+    assert await reached() == (True, True)
+
+
+async def test_the_predicate_allows_a_linked_audience_only_once_the_link_is_approved(
+    client: GraphQLClient, db: asyncpg.Connection, linked: dict[str, str]
+) -> None:
+    """Unit level, on the SQL the surfaces inline: the allowed audiences of alice-web's
+    destination, and speaker REQUESTER's identities, hold alice's DM only once approved."""
+    from app.data.eligibility import ALLOWED_AUDIENCE_IDS
+    from app.data.identity_links import linked_identities
+
+    web = await db.fetchrow("select workspace_id, id, namespace_id from actors where key = $1",
+                            "alice-web")  # fmt: skip
+    alice = await db.fetchval("select id from actors where key = 'alice'")
+    dm = await db.fetchval("select origin_audience_id from scopes where key = 'dm-alice'")
+    destination = (web["workspace_id"], "members", web["namespace_id"], [web["id"]])
+
+    async def opened() -> tuple[bool, bool]:
+        allowed = await db.fetchval(f"select {ALLOWED_AUDIENCE_IDS}", *destination)
+        speakers = await db.fetchval(
+            f"select {linked_identities('$2::bigint')}", web["workspace_id"], web["id"]
+        )
+        return dm in allowed, alice in speakers
+
+    pending = await confirm(client, linked["alice-web"], await start_code(client, linked["alice"]))
+    assert await opened() == (False, False)
+    await approve(client, linked["alice"], pending["id"])
+    assert await opened() == (True, True)

@@ -36,6 +36,7 @@ from tests.history_support import search as history_search
 from tests.identity_support import (
     CONFIRM_LINK,
     LINKS_OF,
+    approve,
     confirm,
     link,
     linked_acme,
@@ -179,7 +180,7 @@ async def test_every_statement_of_the_applier_is_a_router_query(
 async def test_every_statement_of_linked_identities_is_a_router_query(
     db: asyncpg.Connection, recorded: tuple[GraphQLClient, Recorder], issue_token: Any
 ) -> None:
-    """The link flow (start, a refusal, confirm, list, revoke) and the link check inside the
+    """The link flow (start, a refusal, confirm, approve, list, revoke) and the link check inside the
     allowed audiences: B's messageSearch, a turn in B's DM with speaker REQUESTER, a reply,
     and the connector's revocation (docs/identity.md)."""
     client, recorder = recorded
@@ -192,9 +193,11 @@ async def test_every_statement_of_linked_identities_is_a_router_query(
     code = await start_code(client, alice)
     refused = await client.post(CONFIRM_LINK, {"code": code}, token=bob)
     assert refused.codes == ["BAD_USER_INPUT"], refused.body
-    made = await confirm(client, web, code)
+    made = await approve(client, alice, (await confirm(client, web, code))["id"])
     await client.gql(LINKS_OF, token=web)
-    await assert_router_plans(db, recorder.take(), "startIdentityLink/confirmIdentityLink")
+    await assert_router_plans(
+        db, recorder.take(), "startIdentityLink/confirmIdentityLink/approveIdentityLink"
+    )
 
     assert "da1" in [e["node"]["key"] for e in (await search(client, web, "zebra"))["edges"]]
     turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")

@@ -12,14 +12,15 @@ cannot run inside a statement Citus routes to one shard (docs/scale.md).
 Parameter convention: every statement that uses these fragments binds the destination as its
 first four parameters: $1 workspace id, $2 destination kind, $3 namespace id, $4 reader ids.
 
-Linked identities (docs/identity.md): a live link between members A and B (two namespaces of
-one person) opens exactly one path, and it is part of the allowed audiences below, not a filter
-beside them: a destination with exactly one reader B (members or external) also allows the
-audiences members(ns_A, [A]) — A alone, in A's own namespace — of every A with a live link to B.
-Two-reader audiences on either side, another namespace's workspace audiences and every other
-reader are untouched; lineage summaries are compared with the same set, so each source of a
-reply is judged by the same rule. The set is computed per statement or once per request
-(Session.allowed_audiences), never longer: links are checked live.
+Linked identities (docs/identity.md): a live link between members A and B (two namespaces of one
+person; live: approved by its starter and not revoked, live_link) opens exactly one path, and it is
+part of the allowed audiences below, not a filter beside them: a destination with exactly one
+reader B (members or external) also allows the audiences members(ns_A, [A]) — A alone, in A's own
+namespace — of every A with a live link to B. Two-reader audiences on either side, another
+namespace's workspace audiences and every other reader are untouched; lineage summaries are
+compared with the same set, so each source of a reply is judged by the same rule. The set is
+computed per statement or once per request (Session.allowed_audiences), never longer: links are
+checked live.
 
 Invariant: each fragment is a conjunct of a WHERE clause. It can only remove rows; nothing here
 (or in any filter built on top of it) ever adds a row to what the reader could otherwise see.
@@ -78,10 +79,19 @@ def allows(origin: str, dest_kind: str, dest_ns: str, dest_readers: str) -> str:
 _ALLOWS_DESTINATION = allows("a", "$2::text", "$3::bigint", "$4::bigint[]")
 
 
+def live_link(link: str) -> str:
+    """A link (an identity_links alias) is live: the starter approved the identity that
+    confirmed it, and nobody revoked it. A pending link (confirmed, not yet approved) opens
+    nothing: a code read over a shoulder or phished links nobody until its starter approves
+    the confirmer by name (docs/identity.md)."""
+    return f"({link}.revoked_at is null and {link}.approved_at is not null)"
+
+
 def _linked_audiences(reader: str, other: str) -> str:
     """The one path a live identity link opens (docs/identity.md): for a destination with
     exactly one reader B ($4 = [B], in namespace $3), members or external, the audiences
-    members(ns_A, [A]) of every member A with a live link to B, where ns_A is A's namespace.
+    members(ns_A, [A]) of every member A with a live (approved, unrevoked: live_link) link to
+    B, where ns_A is A's namespace.
     `reader` and `other` name the link's columns for B's side and A's (a link is stored once,
     starter and confirmer, and read from either side). Both tables are filtered by $1."""
     return (
@@ -91,7 +101,7 @@ def _linked_audiences(reader: str, other: str) -> str:
         f" and a.readers = array[l.member_{other}]"
         " where $2::text in ('members', 'external') and cardinality($4::bigint[]) = 1"
         f" and l.workspace_id = $1 and l.member_{reader} = ($4::bigint[])[1]"
-        f" and l.namespace_{reader} = $3::bigint and l.revoked_at is null"
+        f" and l.namespace_{reader} = $3::bigint and {live_link('l')}"
     )
 
 

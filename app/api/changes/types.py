@@ -175,8 +175,8 @@ class ChangeInput:
     )
     revoke_identity_links: KeyInput | None = strawberry.field(
         default=strawberry.UNSET,
-        description="Revoke every live identity link of that person (docs/identity.md); what "
-        "a link opened is closed from the next request on.",
+        description="Revoke every live or pending identity link of that person "
+        "(docs/identity.md); what a link opened is closed from the next request on.",
     )
 
 

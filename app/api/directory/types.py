@@ -5,6 +5,7 @@ app.api.directory.resolvers, and these types build objects from what it returns.
 from __future__ import annotations
 
 from datetime import datetime
+from enum import Enum
 from typing import Annotated, cast
 
 import strawberry
@@ -52,8 +53,9 @@ class Member(Node):
         return await info.context.loaders.namespace_name.load(self.namespace_id) or ""
 
     @guarded(
-        "The viewer's own identity links, live and revoked (revokedAt), on the viewer's own "
-        "member and on a member linked to it; empty on anyone else and for other tokens.",
+        "The viewer's own identity links — pending, live, revoked and expired (status) — on the "
+        "viewer's own member and on a member linked to it; empty on anyone else and for other "
+        "tokens.",
         access=PARENT,
         size=Fixed(LINKS_LISTED),
     )
@@ -72,23 +74,60 @@ class Member(Node):
         )
 
 
+@strawberry.enum(description="Where an identity link stands (docs/identity.md).")
+class IdentityLinkStatus(Enum):
+    PENDING = strawberry.enum_value(
+        "PENDING",
+        description="Confirmed by the second identity, waiting for the one who started the code "
+        "to approve it (approveIdentityLink) before approveBefore. Opens nothing.",
+    )
+    LIVE = strawberry.enum_value(
+        "LIVE", description="Approved and not revoked: opens its one path (approvedAt)."
+    )
+    REVOKED = strawberry.enum_value(
+        "REVOKED",
+        description="Revoked or declined by either member, or by the connector (revokedAt). "
+        "Opens nothing, ever again.",
+    )
+    EXPIRED = strawberry.enum_value(
+        "EXPIRED",
+        description="Pending and not approved in time. Opens nothing, ever; start a new code.",
+    )
+
+
 @strawberry.type(
-    description="A verified link between two identities (members of two namespaces) of one "
-    "person. While live it opens exactly one path: what only one of them may read follows "
-    "that person into what only the other reads (docs/identity.md). Never deleted: a revoked "
-    "link keeps its history."
+    description="A link between two identities (members of two namespaces) of one person: the "
+    "second confirmed a code the first started, and the first approved the second by name. "
+    "While live it opens exactly one path: what only one of them may read follows that person "
+    "into what only the other reads (docs/identity.md). Never deleted: a revoked link keeps "
+    "its history."
 )
 class IdentityLink(Node):
+    status: IdentityLinkStatus = strawberry.field(
+        description="PENDING until the starter approves it; only a LIVE link opens anything."
+    )
     verified_at: datetime = strawberry.field(
-        description="When the second identity confirmed the code."
+        description="When the second identity confirmed the code (the link was made, pending). "
+        "It is live from approvedAt, not from this."
+    )
+    approved_at: datetime | None = strawberry.field(
+        description="When the identity that started the code approved the one that confirmed "
+        "it: the link is live from then on. Null while pending, and for a link declined or "
+        "expired before it was approved."
+    )
+    approve_before: datetime | None = strawberry.field(
+        description="Until when a pending link may be approved (one code lifetime after it "
+        "was confirmed); null once approved."
     )
     revoked_at: datetime | None = strawberry.field(
-        description="When it was revoked (by either member or the connector); null while live."
+        description="When it was revoked or declined (by either member or the connector); "
+        "null otherwise."
     )
     member_ids: strawberry.Private[tuple[int, int]]
 
     @guarded(
-        "The two members it joins: the one who started it, then the one who confirmed it.",
+        "The two members it joins: the one who started it (and approves it), then the one "
+        "who confirmed it.",
         access=PARENT,
         size=Fixed(2),
     )
@@ -100,7 +139,10 @@ class IdentityLink(Node):
     def of(cls, row: LinkRow) -> IdentityLink:
         return cls(
             id=encode_id("IdentityLink", row.id),
+            status=IdentityLinkStatus[row.status.upper()],
             verified_at=row.verified_at,
+            approved_at=row.approved_at,
+            approve_before=row.approve_before,
             revoked_at=row.revoked_at,
             member_ids=(row.member_a, row.member_b),
         )

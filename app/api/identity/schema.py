@@ -1,5 +1,6 @@
-"""startIdentityLink, confirmIdentityLink and revokeIdentityLink: one person proves two of their
-identities live, one member token each (docs/identity.md). Root fields only convert;
+"""startIdentityLink, confirmIdentityLink, approveIdentityLink and revokeIdentityLink: one person
+proves two of their identities live, one member token each, and the identity that started the
+code approves the one that confirmed it (docs/identity.md). Root fields only convert;
 app.data.identity_links does the work, each mutation in one transaction."""
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from app.errors import BadUserInput
 class IdentityLinkCode:
     code: str = strawberry.field(
         description="Short and single-use: confirm it with the other identity's member token "
-        "(confirmIdentityLink). Case and dashes do not matter."
+        "(confirmIdentityLink), then approve that identity here (approveIdentityLink). Case "
+        "and dashes do not matter."
     )
     expires_at: datetime = strawberry.field(
         description="When it stops working (ten minutes after it was started)."
@@ -72,26 +74,44 @@ class IdentityQuery:
 class IdentityMutation:
     @guarded(
         "Start linking this identity to another of yours: a short single-use code that your "
-        "other identity confirms within ten minutes. Starting a new code cancels your unused "
-        "ones.",
+        "other identity confirms within ten minutes; the link is live only once you approve "
+        "the identity that confirmed it (approveIdentityLink). Starting a new code cancels your "
+        "unused ones. BAD_USER_INPUT for a namespace that is not another of the workspace's.",
         access=access.START_IDENTITY_LINK,
     )
-    async def start_identity_link(self, info: Info) -> IdentityLinkCode:
+    async def start_identity_link(
+        self,
+        info: Info,
+        namespace: Annotated[
+            str | None,
+            strawberry.argument(
+                description="The namespace (`type:name`, e.g. `web:acme`) of the identity you "
+                "will confirm it with: an identity of any other namespace is refused. Default: "
+                "any namespace other than this identity's."
+            ),
+        ] = None,
+    ) -> IdentityLinkCode:
         reader = info.context.reader
         access.START_IDENTITY_LINK.check(reader)
         db = info.context.db
         async with db.transaction():
             code = await identity_links.start_link(
-                db, reader.workspace_id, reader.actor_id, info.context.settings.link_code_ttl
+                db,
+                reader.workspace_id,
+                reader.actor_id,
+                info.context.settings.link_code_ttl,
+                namespace,
             )
         return IdentityLinkCode(code=code.code, expires_at=code.expires_at)
 
     @guarded(
-        "Confirm a code started by another identity of yours, with this identity's token: the "
-        "two are linked from the next request on. BAD_USER_INPUT, changing nothing (the code "
-        "stays usable), for an unknown, expired or used code, a code you started yourself, an "
-        "identity of the same namespace or another workspace, or when either identity already "
-        "has a live link into the other's namespace.",
+        "Confirm a code started by another identity of yours, with this identity's token: a "
+        "PENDING link, which opens nothing until the identity that started the code approves "
+        "this one (approveIdentityLink) within ten minutes. The code is used. BAD_USER_INPUT, "
+        "changing nothing (the code stays usable), for an unknown, expired or used code, a code "
+        "you started yourself, an identity of the same namespace, of a namespace the code is "
+        "not for, or of another workspace, or when either identity already has a live or "
+        "pending link into the other's namespace.",
         access=access.CONFIRM_IDENTITY_LINK,
     )
     async def confirm_identity_link(
@@ -105,14 +125,39 @@ class IdentityMutation:
         access.CONFIRM_IDENTITY_LINK.check(reader)
         db = info.context.db
         async with db.transaction():
-            link = await identity_links.confirm_link(db, reader.workspace_id, reader.actor_id, code)
+            link = await identity_links.confirm_link(
+                db, reader.workspace_id, reader.actor_id, code, info.context.settings.link_code_ttl
+            )
         return IdentityLink.of(link)
 
     @guarded(
-        "Revoke one of your identity links (either identity may): it opens nothing from the "
-        "next request on, and a reply drafted from what only it allowed is withheld. Revoking "
-        "again answers the link as it is. BAD_USER_INPUT for a link that is not yours, exactly "
-        "as for one that does not exist.",
+        "Approve the identity that confirmed your code (shown by name, key and namespace in "
+        "IdentityLink.members): the link is live from the next request on. Only the identity "
+        "that started the code may; approving a live link again answers it as it is. "
+        "BAD_USER_INPUT for a link you did not start, exactly as for one that does not exist, "
+        "and for one that was declined, revoked or expired.",
+        access=access.APPROVE_IDENTITY_LINK,
+    )
+    async def approve_identity_link(
+        self,
+        info: Info,
+        id: Annotated[strawberry.ID, strawberry.argument(description="The IdentityLink's id.")],
+    ) -> IdentityLink:
+        reader = info.context.reader
+        access.APPROVE_IDENTITY_LINK.check(reader)
+        pk = expect_id(id, "IdentityLink")
+        if pk is None:
+            raise BadUserInput(identity_links.UNKNOWN_LINK)
+        db = info.context.db
+        async with db.transaction():
+            link = await identity_links.approve_link(db, reader.workspace_id, reader.actor_id, pk)
+        return IdentityLink.of(link)
+
+    @guarded(
+        "Revoke one of your identity links (either identity may), or decline a pending one: it "
+        "opens nothing from the next request on, and a reply drafted from what only it allowed "
+        "is withheld. Revoking again answers the link as it is. BAD_USER_INPUT for a link that "
+        "is not yours, exactly as for one that does not exist.",
         access=access.REVOKE_IDENTITY_LINK,
     )
     async def revoke_identity_link(

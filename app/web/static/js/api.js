@@ -83,9 +83,11 @@ const MESSAGE_HEAD = `
 const MESSAGE = `${MESSAGE_HEAD} body`;
 const SCOPE = "id key kind name visibility parent { id key name }";
 
+// The viewer's identity links come along so that the top bar can say when one waits for the
+// viewer's approval (Linked accounts).
 export const VIEWER = `query RecallViewer {
   viewer {
-    member { id key name }
+    member { id key name identityLinks { id status members { id } } }
     workspace {
       id key name
       scopes { ${SCOPE} }
@@ -140,9 +142,10 @@ export const CONVERSATION = `query RecallConversation(
   }
 }`;
 
-// Linked identities (docs/identity.md): the viewer's own links, live and revoked, and the flow
-// that makes one (a code started here, confirmed with the other identity's token).
-const LINK = "id verifiedAt revokedAt members { id key name namespace }";
+// Linked identities (docs/identity.md): the viewer's own links (pending, live, revoked, expired)
+// and the flow that makes one (a code started here, confirmed with the other identity's token,
+// then approved here: the starter names the identity that confirmed it).
+const LINK = "id status verifiedAt approvedAt approveBefore revokedAt members { id key name namespace }";
 
 export const LINKS = `query RecallLinks {
   viewer { member { id key name namespace identityLinks { ${LINK} } } }
@@ -157,6 +160,10 @@ export const PREVIEW_LINK = `query RecallPreviewLink($code: String!) {
 
 export const CONFIRM_LINK = `mutation RecallConfirmLink($code: String!) {
   confirmIdentityLink(code: $code) { ${LINK} }
+}`;
+
+export const APPROVE_LINK = `mutation RecallApproveLink($id: ID!) {
+  approveIdentityLink(id: $id) { ${LINK} }
 }`;
 
 export const REVOKE_LINK = `mutation RecallRevokeLink($id: ID!) {

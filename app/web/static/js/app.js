@@ -6,6 +6,7 @@ import htm from "../vendor/htm/htm.js";
 import {
   ApiError,
   AuthError,
+  APPROVE_LINK,
   CONFIRM_LINK,
   PREVIEW_LINK,
   CONVERSATION,
@@ -43,7 +44,8 @@ const AROUND = 15;
 const MORE_ROWS = 20;
 const EXAMPLES = ["postgres migration", '"rollback plan"', "ERR_CONN_RESET -mysql", "from:me", "数据库迁移"];
 const SUGGESTIONS = 8;
-// While a link code waits for the other identity, the panel looks for the new link this often.
+// While a code waits for the other identity, or a link for its starter's approval, the panel
+// looks for the change this often.
 const LINK_POLL_MS = 2000;
 // The browser's zone: date-only operators (`since:2026-03-01`) mean this zone's days.
 const TIME_ZONE = (() => {
@@ -209,6 +211,7 @@ function App() {
       token=${token}
       viewer=${viewer}
       onAuthError=${onAuthError}
+      onLoaded=${(items) => setViewer((v) => v && { ...v, member: { ...v.member, identityLinks: items } })}
       onClose=${() => {
         setLinksOpen(false);
         window.setTimeout(() => document.getElementById("links-toggle")?.focus(), 0);
@@ -275,6 +278,7 @@ function SignIn({ notice, onToken }) {
 }
 
 function Header({ viewer, linksOpen, onLinks, onSignOut }) {
+  const waiting = waitingForApproval(viewer);
   const who = `${plainLabel(viewer.member.name, 200)} (${viewer.member.key}) in ${plainLabel(viewer.workspace.name, 200)}`;
   return html`
     <header class="topbar">
@@ -294,9 +298,11 @@ function Header({ viewer, linksOpen, onLinks, onSignOut }) {
           aria-expanded=${linksOpen ? "true" : "false"}
           aria-controls="linked-accounts"
           aria-label="Linked accounts"
+          aria-describedby=${waiting ? "links-waiting" : undefined}
           onClick=${onLinks}
         >
           Linked<span class="wide-only"> accounts</span>
+          ${waiting > 0 && html` <span class="links-waiting" id="links-waiting">${waiting} to approve</span>`}
         </button>
         <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
       </div>
@@ -345,9 +351,11 @@ function SwitchAccount({ viewer, token, onSwitch, onStay }) {
 }
 
 // Linked accounts (docs/identity.md): one person's identities in two namespaces (Slack and the
-// web app, say) linked by a code started on one and confirmed on the other; the viewer's links,
-// live and revoked, each revocable by either side.
-function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
+// web app, say) linked by a code started on one and confirmed on the other, then approved on
+// the first — the starter sees who confirmed it (name, key, namespace), so a code read over a
+// shoulder or phished links nobody. The viewer's links, pending, live, revoked and expired;
+// either side may revoke, decline or withdraw.
+function LinkedAccounts({ token, viewer, onClose, onAuthError, onLoaded }) {
   const [links, setLinks] = useState({ status: "loading", me: null, items: [], error: null });
   const [started, setStarted] = useState(null);
   const [code, setCode] = useState("");
@@ -358,6 +366,8 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
   const [revoking, setRevoking] = useState("");
   const [, setTick] = useState(0);
   const heading = useRef();
+  const loaded = useRef(onLoaded);
+  loaded.current = onLoaded;
 
   const load = useCallback(
     async (signal) => {
@@ -365,6 +375,7 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
         const data = await gql(token, LINKS, {}, signal);
         const me = data.viewer.member;
         setLinks({ status: "ready", me, items: me ? me.identityLinks : [], error: null });
+        if (me && loaded.current) loaded.current(me.identityLinks);
         return me ? me.identityLinks : [];
       } catch (error) {
         if (error.name === "AbortError") return null;
@@ -382,21 +393,30 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
     return () => controller.abort();
   }, [load]);
 
-  // A code waits for the other identity: look for the link it makes, and say when it expired.
+  // Something is on its way: a code waits for the other identity (look for the pending link it
+  // makes, and say when the code expired), or a pending link waits for its starter (look for
+  // it turning live, declined or expired). Each change is announced.
+  const pendingIds = links.items.filter((l) => l.status === "PENDING").map((l) => l.id).join(" ");
   useEffect(() => {
-    if (!started) return undefined;
+    if (!started && !pendingIds) return undefined;
     const timer = window.setInterval(async () => {
       setTick((n) => n + 1);
-      if (Date.parse(started.expiresAt) <= Date.now()) return;
+      if (started && Date.parse(started.expiresAt) <= Date.now() && !pendingIds) return;
       const items = await load();
-      const made = items && items.find((l) => !l.revokedAt && !started.before.has(l.id));
+      if (!items) return;
+      const made = started && items.find((l) => l.status === "PENDING" && !started.before.has(l.id));
       if (made) {
         setStarted(null);
-        setNotice(`Linked to ${describe(other(made, viewer))}.`);
+        setNotice(`${describe(other(made, viewer))} confirmed your code. Approve it below only if that is you.`);
+      }
+      for (const id of pendingIds.split(" ")) {
+        const now = items.find((l) => l.id === id);
+        if (now && now.status === "LIVE") setNotice(`Linked to ${describe(other(now, viewer))}.`);
+        else if (now && now.status !== "PENDING") setNotice(`The link with ${describe(other(now, viewer))} was not approved.`);
       }
     }, LINK_POLL_MS);
     return () => window.clearInterval(timer);
-  }, [started, load]);
+  }, [started, pendingIds, load]);
 
   const run = async (what, doc, variables, after) => {
     setBusy(what);
@@ -418,7 +438,8 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
       setStarted({ ...data.startIdentityLink, before });
     });
   // Confirming is two steps: whom the code links to is shown first (a code someone else
-  // handed you would link you to them), and only an explicit yes confirms it.
+  // handed you would link you to them), and only an explicit yes confirms it. The link is then
+  // pending until the identity that started the code approves this one.
   const confirm = (event) => {
     event.preventDefault();
     if (!code.trim()) return;
@@ -427,17 +448,23 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
       setPreview({ code: typed, ...data.identityLinkCode });
     });
   };
-  const approve = () =>
+  const accept = () =>
     run("confirm", CONFIRM_LINK, { code: preview.code }, async (data) => {
       setPreview(null);
       setCode("");
-      setNotice(`Linked to ${describe(other(data.confirmIdentityLink, viewer))}.`);
+      const them = describe(other(data.confirmIdentityLink, viewer));
+      setNotice(`Confirmed. Now approve it as ${them}: the link is live once that identity approves this one.`);
       await load();
     });
-  const revoke = (link) =>
+  const approve = (link) =>
+    run("approve", APPROVE_LINK, { id: link.id }, async () => {
+      setNotice(`Linked to ${describe(other(link, viewer))}.`);
+      await load();
+    });
+  const revoke = (link, done) =>
     run("revoke", REVOKE_LINK, { id: link.id }, async () => {
       setRevoking("");
-      setNotice(`The link with ${describe(other(link, viewer))} is revoked.`);
+      setNotice(`The link with ${describe(other(link, viewer))} is ${done}.`);
       await load();
     });
   const onKeyDown = (event) => {
@@ -449,8 +476,13 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
 
   const me = links.me || viewer.member;
   const expired = started && Date.parse(started.expiresAt) <= Date.now();
-  const live = links.items.filter((l) => !l.revokedAt);
-  const refused = { start: "The code could not be started", confirm: "That code was not accepted", revoke: "The link could not be revoked" };
+  const count = (status) => links.items.filter((l) => l.status === status).length;
+  const refused = {
+    start: "The code could not be started",
+    confirm: "That code was not accepted",
+    approve: "The link could not be approved",
+    revoke: "The link could not be changed",
+  };
   return html`
     <section id="linked-accounts" class="linked" aria-labelledby="links-title" onKeyDown=${onKeyDown}>
       <header class="linked-head">
@@ -467,7 +499,7 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
       <div class="linked-steps">
         <div class="linked-step">
           <h3>Link from here</h3>
-          <p>Start a code, then enter it while signed in as your other identity.</p>
+          <p>Start a code, enter it while signed in as your other identity, then approve that identity here.</p>
           <button type="button" class="primary" onClick=${start} disabled=${busy === "start"}>
             ${started ? "Start a new code" : "Start a link"}
           </button>
@@ -501,9 +533,9 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
           html`<div class="link-preview" role="group" aria-labelledby="link-preview-text">
             <p id="link-preview-text">
               This code was started by <strong>${describe(preview.starter)}</strong>. Link only if that is you too:
-              what only one of you can read will follow the other.
+              what only one of you can read will follow the other, once that identity approves this one.
             </p>
-            <button type="button" class="primary" onClick=${approve} disabled=${busy === "confirm"}>Yes, link them</button>
+            <button type="button" class="primary" onClick=${accept} disabled=${busy === "confirm"}>Yes, link them</button>
             <button type="button" onClick=${() => setPreview(null)}>Cancel</button>
           </div>`}
           ${problem && problem.what === "confirm" && html`<${ErrorBox} error=${problem.error} refused=${refused.confirm} />`}
@@ -513,32 +545,69 @@ function LinkedAccounts({ token, viewer, onClose, onAuthError }) {
       ${links.status === "loading" && html`<p class="status" role="status">Loading your links…</p>`}
       ${links.status === "error" && html`<${ErrorBox} error=${links.error} onRetry=${() => load()} />`}
       ${links.status === "ready" && links.items.length === 0 && html`<p class="status">No linked accounts yet.</p>`}
-      ${problem && problem.what === "revoke" && html`<${ErrorBox} error=${problem.error} refused=${refused.revoke} />`}
+      ${problem && (problem.what === "revoke" || problem.what === "approve") && html`<${ErrorBox} error=${problem.error} refused=${refused[problem.what]} />`}
       ${links.items.length > 0 &&
-      html`<ul class="link-list" aria-label=${`${live.length} live, ${links.items.length - live.length} revoked`}>
-        ${links.items.map((link) => {
-          const them = other(link, viewer);
-          const who = describe(them);
-          return html`<li key=${link.id} class=${link.revokedAt ? "link-row revoked" : "link-row"} data-link-id=${link.id}>
-            <span class="link-who"><strong><${Name} text=${them.name} /></strong> <span class="link-ns">${them.key} · <code>${them.namespace}</code></span></span>
-            <span class="link-when">Verified <${Time} iso=${link.verifiedAt} /></span>
-            ${link.revokedAt
-              ? html`<span class="link-state revoked">Revoked <${Time} iso=${link.revokedAt} /></span>`
-              : html`<span class="link-state live">Live</span>`}
-            ${!link.revokedAt &&
-            revoking !== link.id &&
-            html`<button type="button" class="link" aria-label=${`Revoke the link with ${who}`} onClick=${() => setRevoking(link.id)}>Revoke</button>`}
-            ${revoking === link.id &&
-            html`<span class="link-confirm" role="group" aria-label=${`Revoke the link with ${who}?`}>
-              Revoke it? It stops from the next request on.
-              <button type="button" class="danger" onClick=${() => revoke(link)} disabled=${busy === "revoke"}>Revoke link</button>
-              <button type="button" class="link" onClick=${() => setRevoking("")}>Keep it</button>
-            </span>`}
-          </li>`;
-        })}
+      html`<ul class="link-list" aria-label=${`${count("PENDING")} pending, ${count("LIVE")} live, ${links.items.length - count("PENDING") - count("LIVE")} ended`}>
+        ${[...links.items].sort((a, b) => (a.status === "PENDING" ? 0 : 1) - (b.status === "PENDING" ? 0 : 1)).map(
+          (link) => html`<${LinkRow}
+            key=${link.id}
+            link=${link}
+            viewer=${viewer}
+            busy=${busy}
+            revoking=${revoking === link.id}
+            onAsk=${() => setRevoking(link.id)}
+            onKeep=${() => setRevoking("")}
+            onApprove=${() => approve(link)}
+            onRevoke=${(done) => revoke(link, done)}
+          />`
+        )}
       </ul>`}
     </section>
   `;
+}
+
+// One link in the list. A pending link is the starter's to approve or decline: it shows the
+// identity that confirmed the code by name, key and namespace, since that — not the code —
+// is what the starter vouches for. To the confirmer it waits, and can be withdrawn.
+function LinkRow({ link, viewer, busy, revoking, onAsk, onKeep, onApprove, onRevoke }) {
+  const them = other(link, viewer);
+  const who = describe(them);
+  const mine = link.members[0] && link.members[0].id === viewer.member.id;
+  const ended = link.status === "REVOKED" || link.status === "EXPIRED";
+  let state;
+  if (link.status === "PENDING") state = html`<span class="link-state pending">${mine ? "Waiting for your approval" : "Waiting for approval"}</span>`;
+  else if (link.status === "LIVE") state = html`<span class="link-state live">Live</span>`;
+  else if (link.status === "EXPIRED") state = html`<span class="link-state revoked">Expired unapproved</span>`;
+  else state = html`<span class="link-state revoked">${link.approvedAt ? "Revoked" : "Declined"} <${Time} iso=${link.revokedAt} /></span>`;
+  return html`<li class=${`link-row${ended ? " revoked" : ""}${link.status === "PENDING" ? " pending" : ""}`} data-link-id=${link.id} data-status=${link.status}>
+    <span class="link-who"><strong><${Name} text=${them.name} /></strong> <span class="link-ns">${them.key} · <code>${them.namespace}</code></span></span>
+    <span class="link-when">${link.approvedAt ? html`Linked <${Time} iso=${link.approvedAt} />` : html`Confirmed <${Time} iso=${link.verifiedAt} />`}</span>
+    ${state}
+    ${link.status === "PENDING" && mine &&
+    html`<span class="link-approve" role="group" aria-label=${`Approve the link with ${who}?`}>
+      <span class="link-approve-text">${who} confirmed your code. Approve only if that is you; until then it opens nothing.${link.approveBefore ? html` Approve before <${Time} iso=${link.approveBefore} />.` : ""}</span>
+      <button type="button" class="primary" aria-label=${`Approve the link with ${who}`} onClick=${onApprove} disabled=${busy === "approve"}>Approve</button>
+      <button type="button" class="danger" aria-label=${`Decline the link with ${who}`} onClick=${() => onRevoke("declined")} disabled=${busy === "revoke"}>Decline</button>
+    </span>`}
+    ${link.status === "PENDING" && !mine &&
+    html`<button type="button" class="link" aria-label=${`Withdraw the link with ${who}`} onClick=${() => onRevoke("withdrawn")} disabled=${busy === "revoke"}>Withdraw</button>`}
+    ${link.status === "LIVE" && !revoking &&
+    html`<button type="button" class="link" aria-label=${`Revoke the link with ${who}`} onClick=${onAsk}>Revoke</button>`}
+    ${link.status === "LIVE" && revoking &&
+    html`<span class="link-confirm" role="group" aria-label=${`Revoke the link with ${who}?`}>
+      Revoke it? It stops from the next request on.
+      <button type="button" class="danger" onClick=${() => onRevoke("revoked")} disabled=${busy === "revoke"}>Revoke link</button>
+      <button type="button" class="link" onClick=${onKeep}>Keep it</button>
+    </span>`}
+  </li>`;
+}
+
+/** How many links wait for the viewer's approval: pending ones the viewer started. */
+function waitingForApproval(viewer) {
+  const mine = (viewer.member.identityLinks || []).filter(
+    (l) => l.status === "PENDING" && l.members[0] && l.members[0].id === viewer.member.id
+  );
+  return mine.length;
 }
 
 /** The other member of a link (links join exactly two). */
