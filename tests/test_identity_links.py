@@ -627,7 +627,8 @@ async def test_links_made_before_approval_existed_stay_live(empty_dsn: str, tmp_
             "insert into identity_links (workspace_id, member_a, namespace_a, member_b,"
             " namespace_b, code_id, verified_at) select a.workspace_id, a.id, a.namespace_id,"
             " b.id, b.namespace_id, c.id, now() - interval '1 day' from actors a"
-            " join actors b on b.key = 'alice-web' join identity_link_codes c on true"
+            " join actors b on b.workspace_id = a.workspace_id and b.key = 'alice-web'"
+            " join identity_link_codes c on c.workspace_id = a.workspace_id"
             " where a.key = 'alice'"
         )
         assert [p.name for p in every if p.name >= "032"] == await migrate(conn)

@@ -65,6 +65,17 @@ _STATUS = (
     " when approved_at is not null then 'live'"
     " when approve_before > now() then 'pending' else 'expired' end"
 )
+
+
+# What a write returns: the link's status is known from the write itself (Citus refuses now()
+# in a RETURNING clause: a non-immutable function there cannot be pushed to the shard).
+def _returning(status: str) -> str:
+    return (
+        "returning id, member_a, member_b, verified_at, approved_at, approve_before, revoked_at,"
+        f" '{status}'::text as status"
+    )
+
+
 _LINK_COLUMNS = (
     f"id, member_a, member_b, verified_at, approved_at, approve_before, revoked_at,"
     f" {_STATUS} as status"
@@ -229,8 +240,8 @@ async def confirm_link(
     row = await db.fetchrow(
         "insert into identity_links"
         " (workspace_id, member_a, namespace_a, member_b, namespace_b, code_id, approve_before)"
-        " select $1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7)"
-        f" returning {_LINK_COLUMNS}",
+        " select $1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7) "
+        + _returning("pending"),
         workspace_id,
         starter_id,
         ns_a,
@@ -316,7 +327,7 @@ async def revoke_link(db: Executor, workspace_id: int, member_id: int, link_id: 
     row = await db.fetchrow(
         "update identity_links set revoked_at = now(), revoked_by = $3, revoked_via = 'member'"
         " where workspace_id = $1 and id = $2 and (member_a = $3 or member_b = $3)"
-        f" and revoked_at is null returning {_LINK_COLUMNS}",
+        " and revoked_at is null " + _returning("revoked"),
         workspace_id,
         link_id,
         member_id,
