@@ -40,6 +40,7 @@ from app.data.eligibility import (
 )
 from app.data.messages import HEAD_COLUMNS
 from app.data.params import Params
+from app.data.readers import Reader
 from app.data.rows import ActorRow, MessageRow, ScopeRow, actor_columns
 from app.data.session import Session
 
@@ -179,6 +180,9 @@ class CandidateQuery:
     until: datetime | None = None
     # The reader's Reader.lineage_complete: a missing lineage summary is denied, not walked.
     lineage_complete: bool = False
+    # Who searches: a scope or author filter then only counts candidates inside conversations
+    # this reader may list (_listable_conditions). None: no such restriction (unit scans).
+    viewer: Reader | None = None
 
 
 def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
@@ -198,8 +202,10 @@ def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
     else:
         text = "true"
     filters = []
+    scope = None
     if q.scope is not None:
-        filters.append(f"d.scope_id = {p.add(q.scope.scope_id)}::bigint")
+        scope = p.add(q.scope.scope_id)
+        filters.append(f"d.scope_id = {scope}::bigint")
     if q.author is not None:
         actor = p.add(q.author.actor_id)
         filters.append(
@@ -213,7 +219,38 @@ def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
         filters.append(f"d.created_at >= {p.add(q.since)}::timestamptz")
     if q.until is not None:
         filters.append(f"d.created_at < {p.add(q.until)}::timestamptz")
+    filters += _listable_conditions(q, p, scope)
     return text, filters
+
+
+def _listable_conditions(q: CandidateQuery, p: Params, scope: str | None) -> list[str]:
+    """A filter that names a conversation or an author counts only candidates inside
+    conversations the viewer may list (Reader.scope_predicate, the rule in: resolves by), as
+    conjuncts of the scan, before the budget: otherwise the budget running out would tell
+    whether at least `budget` hidden messages lie in a private channel of others (scopeId) or
+    were posted by someone where the viewer cannot read (from:, author), and when (bisecting
+    since/until). A hidden conversation is then one and the same empty filter as a missing one.
+
+    A scopeId is one statement-constant check of that scope (the planner runs it once, as a
+    one-time filter); an author filter checks each candidate's conversation by primary key,
+    unless a positive in: already keeps only conversations the viewer may list."""
+    viewer = q.viewer
+    if viewer is None:
+        return []
+    if scope is not None:
+        listable = viewer.scope_predicate("ls", p.add(viewer.actor_id))
+        return [
+            f"exists (select 1 from scopes ls where ls.workspace_id = $1"
+            f" and ls.id = {scope}::bigint and {listable})"
+        ]
+    names_author = q.author is not None or bool(q.authors)
+    if not names_author or any(not s.negated for s in q.scopes):
+        return []
+    listable = viewer.scope_predicate("ls", p.add(viewer.actor_id))
+    return [
+        "exists (select 1 from scopes ls where ls.workspace_id = $1"
+        f" and ls.id = d.root_scope_id and {listable})"
+    ]
 
 
 def _in(column: str, ids: Sequence[int], p: Params) -> str:
