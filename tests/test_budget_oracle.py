@@ -1,10 +1,11 @@
 """The candidate budget is no oracle for a conversation the viewer cannot read (issue 33, 9).
 
-A filter that names a conversation (scopeId, MCP's `channel`) or an author (`from:`, the author
-argument, MCP's `author`) counts only candidates inside conversations the viewer may list, as
-`in:` resolves: a private channel of others answers exactly like a channel that does not exist,
-and an author's posts where the viewer cannot read answer exactly like no posts at all — with
-time bounds too, so bisecting `since`/`until` finds nothing out. Each answer is compared whole:
+A filter that names a conversation (scopeId, `in:`, MCP's `channel`) or an author (`from:`, the
+author argument, MCP's `author`) counts only candidates the viewer may read, and scopeId names
+only conversations the viewer may list, as `in:` resolves: a private channel of others answers
+exactly like a channel that does not exist, and an author's posts where the viewer cannot read
+(or from before the viewer joined) answer exactly like no posts at all — with time bounds too,
+so bisecting `since`/`until` finds nothing out. Each answer is compared whole:
 the hits, hasNextPage, candidateBudgetExhausted and whether there is a cursor.
 """
 
@@ -147,6 +148,59 @@ async def test_an_authors_hidden_posts_answer_like_none_over_graphql(
             client, e["token"], q="zephyrword", author=_member(e["bob"]), **bounds
         )
         assert hidden == none == expected, (since, until)
+
+
+async def test_history_from_before_joining_is_not_counted_either_over_graphql(
+    client: GraphQLClient, db: asyncpg.Connection, hidden_and_empty: dict[str, Any]
+) -> None:
+    """bea joins the vault: she may list it now, but what was posted before is not hers to
+    read, so naming the vault or bob still answers as if those posts did not exist."""
+    from app.data.tokens import issue_connector_token
+    from tests.changes_support import Connector, add_members
+
+    for name in ("hidden", "empty"):
+        connector = Connector(client, await issue_connector_token(db, name))
+        await connector.apply(add_members("vault", "bea"))
+    h, e = hidden_and_empty["hidden"], hidden_and_empty["empty"]
+    for q in ("zephyrword in:#vault", "in:#vault", "zephyrword from:@bob", "from:@bob"):
+        for since, until in [(None, None), *WINDOWS]:
+            typed = _bounded(q, since, until) if until else q
+            hidden = await _graphql(client, h["token"], q=typed)
+            none = await _graphql(client, e["token"], q=typed)
+            assert hidden == none, (typed, hidden, none)
+            assert hidden[1:3] == (False, False), typed
+    for since, until in [(None, None), *WINDOWS]:
+        bounds = {"since": since, "until": until}
+        hidden = await _graphql(client, h["token"], q="zephyrword", scope=h["vault"], **bounds)
+        none = await _graphql(client, e["token"], q="zephyrword", scope=e["vault"], **bounds)
+        assert hidden == none == ([], False, False, False), (since, until)
+
+
+async def test_a_left_channel_is_no_filter_but_its_readable_posts_are_found(
+    client: GraphQLClient, db: asyncpg.Connection, hidden_and_empty: dict[str, Any]
+) -> None:
+    """bea was in the vault while bob posted one message, then left: she still reads it (the
+    audience it was written for), from: finds it, and the vault itself (scopeId, in:) is a
+    conversation she may not list, the same empty filter as a missing one."""
+    from app.data.tokens import issue_connector_token
+    from tests.changes_support import Connector, add_members, post, remove_members
+
+    e = hidden_and_empty["empty"]
+    connector = Connector(client, await issue_connector_token(db, "empty"))
+    await connector.apply(add_members("vault", "bea"))
+    await connector.apply(post("kept", "vault", "bob", "zephyrword kept", "2026-03-02T10:00:00Z"))
+    await connector.apply(remove_members("vault", "bea"))
+    assert await _graphql(client, e["token"], q="zephyrword from:@bob") == (
+        ["kept"],
+        True,
+        False,
+        True,
+    )
+    missing = hidden_and_empty["missing_scope"]
+    left = await _graphql(client, e["token"], q="zephyrword", scope=e["vault"])
+    assert left == await _graphql(client, e["token"], q="zephyrword", scope=missing)
+    assert left == ([], False, False, False)
+    assert await _graphql(client, e["token"], q="zephyrword in:#vault") == left
 
 
 def _member(member_id: str) -> dict[str, str]:
