@@ -27,7 +27,7 @@ from app.db import connect
 from app.fixtures.importer import import_fixture
 from app.settings import Settings
 from tests.changes_support import Connector, keyed, post
-from tests.client import GraphQLClient
+from tests.client import GraphQLClient, graphql_client
 from tests.history_support import history_acme
 from tests.test_writers_and_readers import _stats_are_exact
 
@@ -159,6 +159,11 @@ async def test_background_removers_take_turns_per_workspace(
     is done (its transaction ends), the next pass removes everything, each message once."""
     workspace, pool = quiet_acme
     pending = await deletions.text_removal_pending(db, workspace)
+    # What /metrics says meanwhile (a server with the background removal off).
+    quiet = Settings(RECALL_TEXT_REMOVAL_INTERVAL=0)
+    async with graphql_client(quiet, dsn) as server:
+        scraped = (await server.http.get("/metrics")).text
+        assert _sample(scraped, "recall_text_removal_pending") == pending
     other = await connect(dsn)
     try:
         async with other.transaction():
@@ -171,3 +176,6 @@ async def test_background_removers_take_turns_per_workspace(
     assert sum(both) == pending
     assert await deletions.text_removal_pending(db, workspace) == 0
     await _stats_are_exact(db, workspace)
+    async with graphql_client(quiet, dsn) as server:
+        scraped = (await server.http.get("/metrics")).text
+        assert _sample(scraped, "recall_text_removal_pending") == 0

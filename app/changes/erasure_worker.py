@@ -24,13 +24,11 @@ import asyncpg
 
 from app.changes.erasure import remove_chunk
 from app.data import deletions
-from app.errors import RecallError
 
 _log = logging.getLogger("recall.changes")
 
 # Between two chunks of one workspace: the database's time goes to requests first.
 PAUSE_SECONDS = 0.05
-_FAILURES = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError, RecallError)
 
 
 async def remove_pending_text(pool: asyncpg.Pool, *, pause: float = PAUSE_SECONDS) -> int:
@@ -51,14 +49,15 @@ async def remove_pending_text(pool: asyncpg.Pool, *, pause: float = PAUSE_SECOND
 
 
 async def finish_erasures(pool: asyncpg.Pool, interval: float) -> None:
-    """remove_pending_text every `interval` seconds until cancelled; a failed pass is logged
-    and the next one resumes it."""
+    """remove_pending_text every `interval` seconds until cancelled; a failed pass (the database
+    unreachable, a statement timeout, anything else) is logged and the next one resumes it: the
+    task must outlive any one failure, or erasures would silently stop finishing."""
     while True:
         try:
             removed = await remove_pending_text(pool)
             if removed:
                 _log.info("removed deleted text", extra={"messages": removed})
-        except _FAILURES as e:
+        except Exception as e:
             _log.warning(
                 "removing deleted text stopped (the next pass resumes it)",
                 extra={"error": type(e).__name__},
