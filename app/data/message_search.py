@@ -12,9 +12,9 @@ nonexistent author narrows the result to nothing, exactly like a filter on an un
 The scan is bounded: at most `budget` candidates (documents matching text and every filter)
 are examined per request, newest first. A filter that names a conversation or an author admits
 only readable candidates (_named_conditions), so the budget says nothing about what is hidden
-there. The candidates carry ids, order keys and the first
-eligibility rule each fails — never text; only the page's bodies are read, from the canonical
-rows whose verdicts admitted them, in the same statement.
+there. The candidates carry ids, order keys and the first eligibility rule each fails — never
+text; only the page's bodies are read, from the canonical rows whose verdicts admitted them, in
+the same statement.
 
 The audit row is its own INSERT, written before the page is returned: a failed write fails the
 search and nothing is shown. Inside the page's statement (a data-modifying CTE) it would save a
