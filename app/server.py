@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import scalars
 from app.api.view import RecallGraphQL
+from app.changes.erasure_worker import finish_erasures
 from app.db import Pools, open_pools
 from app.errors import RecallError
 from app.mcp.server import http_app as mcp_http_app
@@ -57,8 +58,9 @@ def create_app(
     tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """The app, with one asyncpg pool opened and closed by the lifespan, and `background`
-    work (the demo's live stream) running while it serves. With a tracer provider, requests
-    and statements are traced (app.observability.tracing).
+    work (the demo's live stream) running while it serves, besides the removal of deleted
+    messages' text (app.changes.erasure_worker; off when RECALL_TEXT_REMOVAL_INTERVAL is 0).
+    With a tracer provider, requests and statements are traced (app.observability.tracing).
 
     What the app needs of the process's libraries is installed here, explicitly: strict ID
     and String input on graphql-core's scalars (app.api.scalars) and the request id on every
@@ -81,6 +83,9 @@ def create_app(
         with contextlib.suppress(RecallError):
             await keys.keys()
         tasks = [asyncio.create_task(work()) for work in background]
+        if settings.text_removal_interval > 0:
+            # Every process runs it; they take turns per workspace (app.changes.erasure_worker).
+            tasks.append(asyncio.create_task(finish_erasures(pool, settings.text_removal_interval)))
         try:
             # /mcp (app.mcp): its tools use the same pools and keys; its SDK session manager
             # runs as long as the app.
@@ -119,6 +124,7 @@ def create_app(
         pool: asyncpg.Pool | None = getattr(request.state, "pool", None)
         if pool is not None:
             await metrics.refresh_search_readiness(pool)
+            await metrics.refresh_text_removal_pending(pool)
         body, content_type = metrics.exposition()
         return Response(body, media_type=content_type)
 

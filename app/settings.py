@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     # How long an identity link code (startIdentityLink) stays usable, in seconds
     # (docs/identity.md): ten minutes; tests make it short.
     link_code_ttl: int = Field(default=600, alias="RECALL_LINK_CODE_TTL", ge=1, le=86400)
+    # How often `recall serve` looks for deleted messages whose text is still stored and
+    # removes it (app.changes.erasure_worker), in seconds; 0 turns that background work off.
+    text_removal_interval: float = Field(
+        default=5.0, alias="RECALL_TEXT_REMOVAL_INTERVAL", ge=0, le=3600
+    )
 
     @property
     def cors_origin_list(self) -> list[str]:

@@ -30,12 +30,13 @@ async def apply_batch(
 
     The batch has committed by the time the text goes, and its deletions already hide their
     messages everywhere: a failure removing text is logged, not the batch's failure, and the
-    next batch picks up what is left."""
+    server's background removal (app.changes.erasure_worker) or the next batch picks up what
+    is left."""
     async with db.transaction():
         result = await apply_changes(db, workspace_id, changes)
     observe_applied(result.applied, result.unchanged)
     try:
         await remove_deleted_text(db, workspace_id, seconds=text_removal_seconds, progress=progress)
     except RecallError as e:
-        _log.warning("removing deleted text stopped: %s (the next batch resumes it)", e.code)
+        _log.warning("removing deleted text stopped: %s (resumed in the background)", e.code)
     return result

@@ -2,9 +2,10 @@
 
 Runs after a batch commits, on both paths (applyChanges, `recall apply`): chunk after chunk,
 each its own short transaction, until nothing is pending or the time allowed is spent. Whatever
-is left — the time ran out, the process died — is picked up by the next batch of the
-workspace, on either path, so an erasure always finishes. The messages were hidden from every
-surface in their batch; this only removes what no surface shows any more.
+is left — the time ran out, the process died — is finished by `recall serve` on its own
+(app.changes.erasure_worker), or by the next batch of the workspace, on either path, so an
+erasure always finishes. The messages were hidden from every surface in their batch; this only
+removes what no surface shows any more.
 """
 
 from __future__ import annotations
@@ -14,6 +15,21 @@ from collections.abc import Callable
 
 from app.data import deletions
 from app.data.executor import Transactional
+from app.observability.metrics import observe_text_removed
+
+
+async def remove_chunk(db: Transactional, workspace_id: int, *, when: str = "batch") -> int | None:
+    """One chunk of the workspace's pending text removed, in its own transaction: how many
+    messages' text went (0: nothing was pending). `when` background: only as the workspace's one
+    background remover (deletions.claim_text_removal), None when another one is at work."""
+    async with db.transaction():
+        if when == "background" and not await deletions.claim_text_removal(db, workspace_id):
+            return None
+        chunk = await deletions.text_pending_removal(db, workspace_id)
+        await deletions.remove_text(db, workspace_id, chunk)
+    if chunk:
+        observe_text_removed(when, len(chunk))
+    return len(chunk)
 
 
 async def remove_deleted_text(
@@ -29,13 +45,11 @@ async def remove_deleted_text(
     removed = 0
     pending = await deletions.text_removal_pending(db, workspace_id)
     while pending and (deadline is None or time.monotonic() < deadline):
-        async with db.transaction():
-            chunk = await deletions.text_pending_removal(db, workspace_id)
-            await deletions.remove_text(db, workspace_id, chunk)
+        chunk = await remove_chunk(db, workspace_id)
         if not chunk:
             break
-        removed += len(chunk)
-        pending = max(pending - len(chunk), 0)
+        removed += chunk
+        pending = max(pending - chunk, 0)
         if progress is not None:
             progress(removed, removed + pending)
     return removed

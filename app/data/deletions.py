@@ -60,6 +60,33 @@ async def text_pending_removal(db: Executor, workspace_id: int, limit: int = CHU
     return [r["id"] for r in rows]
 
 
+async def workspaces_with_text_pending(db: Executor) -> list[int]:
+    """The workspaces that have deleted messages still holding their text, for the background
+    removal (app.changes.erasure_worker). The one statement here of no single workspace: on
+    Citus it visits every shard, once per interval, and reads a partial index that is normally
+    empty (migrations/023), as the operator commands do (docs/scale.md)."""
+    rows = await db.fetch(
+        "select distinct workspace_id from messages where deleted and body <> ''"
+        " order by workspace_id"
+    )
+    return [r["workspace_id"] for r in rows]
+
+
+# The advisory lock class of a workspace's text removal (its key: the workspace id's hash).
+_REMOVER_LOCK = 0x5245_5458  # "RETX"
+
+
+async def claim_text_removal(db: Executor, workspace_id: int) -> bool:
+    """Whether this transaction is the workspace's one background remover: a transaction-scoped
+    advisory lock, so several `recall serve` processes (or workers) sharing the database take
+    turns instead of each adding its load, and a lock dies with its transaction. Two workspaces
+    whose hashes collide only take turns too."""
+    claimed: bool = await db.fetchval(
+        "select pg_try_advisory_xact_lock($1, hashint8($2))", _REMOVER_LOCK, workspace_id
+    )
+    return claimed
+
+
 async def text_removal_pending(db: Executor, workspace_id: int) -> int:
     """How many deleted messages still have their text (normally 0: one index probe)."""
     found: int = await db.fetchval(

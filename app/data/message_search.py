@@ -10,9 +10,11 @@ widen what the person may read: a filter on another person's DM, another workspa
 nonexistent author narrows the result to nothing, exactly like a filter on an unknown id.
 
 The scan is bounded: at most `budget` candidates (documents matching text and every filter)
-are examined per request, newest first. The candidates carry ids, order keys and the first
-eligibility rule each fails — never text; only the page's bodies are read, from the canonical
-rows whose verdicts admitted them, in the same statement.
+are examined per request, newest first. A filter that names a conversation or an author admits
+only readable candidates (_named_conditions), so the budget says nothing about what is hidden
+there. The candidates carry ids, order keys and the first eligibility rule each fails — never
+text; only the page's bodies are read, from the canonical rows whose verdicts admitted them, in
+the same statement.
 
 The audit row is its own INSERT, written before the page is returned: a failed write fails the
 search and nothing is shown. Inside the page's statement (a data-modifying CTE) it would save a
@@ -35,11 +37,13 @@ from app.data.eligibility import (
     REPORT_ALLOWED_AUDIENCES,
     allowed_audiences_cte,
     audience_allows,
+    eligible,
     has_evidence,
     lineage_allows,
 )
 from app.data.messages import HEAD_COLUMNS
 from app.data.params import Params
+from app.data.readers import Reader
 from app.data.rows import ActorRow, MessageRow, ScopeRow, actor_columns
 from app.data.session import Session
 
@@ -179,6 +183,9 @@ class CandidateQuery:
     until: datetime | None = None
     # The reader's Reader.lineage_complete: a missing lineage summary is denied, not walked.
     lineage_complete: bool = False
+    # Who searches: a filter naming a conversation or an author then counts only candidates
+    # this reader may read (_named_conditions). None: every match is a candidate (unit scans).
+    viewer: Reader | None = None
 
 
 def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
@@ -198,8 +205,10 @@ def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
     else:
         text = "true"
     filters = []
+    scope = None
     if q.scope is not None:
-        filters.append(f"d.scope_id = {p.add(q.scope.scope_id)}::bigint")
+        scope = p.add(q.scope.scope_id)
+        filters.append(f"d.scope_id = {scope}::bigint")
     if q.author is not None:
         actor = p.add(q.author.actor_id)
         filters.append(
@@ -213,7 +222,40 @@ def _text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
         filters.append(f"d.created_at >= {p.add(q.since)}::timestamptz")
     if q.until is not None:
         filters.append(f"d.created_at < {p.add(q.until)}::timestamptz")
+    filters += _named_conditions(q, p, scope)
     return text, filters
+
+
+def _named_conditions(q: CandidateQuery, p: Params, scope: str | None) -> list[str]:
+    """A filter that names a conversation or an author (scopeId, author, in:, from:,
+    agents-of:) counts only candidates the viewer may read: conjuncts of the scan, before the
+    budget. Otherwise the budget running out would say that at least `budget` hidden messages
+    lie in that conversation or were posted by that person where the viewer cannot read, and,
+    bisecting since/until, when. Their hidden messages then answer exactly like none at all.
+
+    A scopeId must also name a scope the viewer may list (Reader.scope_predicate, the rule in:
+    resolves by), one statement-constant check the planner runs once: another person's private
+    channel is one and the same empty filter as an id of nothing, read in no time. Each
+    candidate is then judged by eligible() on its message row (a primary-key probe) in the
+    scan itself; the scan reads on past what it drops, which costs time only for the named
+    conversation's or author's hidden messages, never the whole workspace's. A search naming
+    neither keeps the bounded scan and its one workspace-wide bit (docs/api.md, Cursors)."""
+    viewer = q.viewer
+    if viewer is None or not (scope or q.author or q.authors or q.scopes):
+        return []
+    conditions = []
+    if scope is not None:
+        listable = viewer.scope_predicate("ls", p.add(viewer.actor_id))
+        conditions.append(
+            f"exists (select 1 from scopes ls where ls.workspace_id = $1"
+            f" and ls.id = {scope}::bigint and {listable})"
+        )
+    readable = eligible("em", ALLOWED_FROM_CTE, complete=q.lineage_complete)
+    conditions.append(
+        "exists (select 1 from messages em where em.workspace_id = $1"
+        f" and em.id = d.message_id and {readable})"
+    )
+    return conditions
 
 
 def _in(column: str, ids: Sequence[int], p: Params) -> str:

@@ -88,6 +88,20 @@ SEARCH_READY = Gauge(
     registry=REGISTRY,
 )
 
+TEXT_REMOVED = Counter(
+    "recall_text_removed_messages",
+    "Deleted messages whose text and search document were removed, by when: right after the"
+    " batch that deleted them (batch) or by recall serve's background removal (background)",
+    ["when"],
+    registry=REGISTRY,
+)
+TEXT_REMOVAL_PENDING = Gauge(
+    "recall_text_removal_pending",
+    "Deleted messages whose text is still stored (hidden everywhere, removal pending), read at"
+    " scrape time",
+    registry=REGISTRY,
+)
+
 
 def observe_request(
     operation: str, outcome: str, seconds: float, sql_seconds: float, statements: int
@@ -218,6 +232,28 @@ async def refresh_search_readiness(pool: asyncpg.Pool) -> None:
     SEARCH_READY.clear()
     for row in rows:
         SEARCH_READY.labels(row["key"]).set(1 if row["ready"] else 0)
+
+
+def observe_text_removed(when: str, messages: int) -> None:
+    """`messages` deleted messages' text removed, `when` batch or background."""
+    TEXT_REMOVED.labels(when).inc(messages)
+
+
+async def refresh_text_removal_pending(pool: asyncpg.Pool) -> None:
+    """Read how many deleted messages still hold their text into TEXT_REMOVAL_PENDING (one
+    statement per scrape, over a partial index that is normally empty: migrations/023)."""
+    try:
+        async with pool.acquire(timeout=2) as conn:
+            pending = await asyncio.wait_for(
+                conn.fetchval("select count(*) from messages where deleted and body <> ''"),
+                timeout=2,
+            )
+    except (OSError, asyncpg.PostgresError, TimeoutError, asyncpg.InterfaceError) as e:
+        _log.warning(
+            "pending text removal unavailable for /metrics", extra={"error": type(e).__name__}
+        )
+        return
+    TEXT_REMOVAL_PENDING.set(pending)
 
 
 def exposition() -> tuple[bytes, str]:

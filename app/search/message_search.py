@@ -179,6 +179,7 @@ async def message_search(
             since=since,
             until=until,
             lineage_complete=reader.lineage_complete,
+            viewer=reader,
         ),
         after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
         if start

@@ -17,8 +17,8 @@ from app.errors import BadUserInput
 
 MAX_CHANGES = 1000
 # How long a request spends removing deleted messages' text after its batch committed; what is
-# left goes with the workspace's next batch (app.changes.erasure). The messages are hidden
-# from every surface already.
+# left `recall serve` removes in the background (app.changes.erasure_worker). The messages are
+# hidden from every surface already.
 TEXT_REMOVAL_SECONDS = 2.0
 
 
