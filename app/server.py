@@ -27,6 +27,7 @@ from app.api import scalars
 from app.api.view import RecallGraphQL
 from app.db import Pools, open_pools
 from app.errors import RecallError
+from app.mcp.http import metadata_routes as mcp_metadata_routes
 from app.mcp.server import http_app as mcp_http_app
 from app.migrate import pending
 from app.observability import logging as recall_logging
@@ -153,6 +154,7 @@ def create_app(
             Route("/graphql", graphql, methods=["GET", "POST"]),
             # MCP over Streamable HTTP (docs/mcp.md): the SDK's app, which routes /mcp itself.
             Route("/mcp", mcp.app),
+            *mcp_metadata_routes(),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics_endpoint),
