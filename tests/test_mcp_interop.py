@@ -393,52 +393,83 @@ async def test_nul_in_any_string_argument_is_bad_user_input_as_in_graphql(
         assert text.startswith("BAD_USER_INPUT: query: ") and "NUL" in text
 
 
-def _docs_stdio_config() -> dict[str, Any]:
-    """The stdio configuration docs/mcp.md shows (the first JSON block with a command)."""
+def _docs_stdio_configs() -> list[dict[str, Any]]:
+    """The stdio configurations docs/mcp.md shows (the JSON blocks with a command)."""
     docs = (ROOT / "docs" / "mcp.md").read_text()
+    found = []
     for block in re.findall(r"```json\n(.*?)```", docs, re.S):
         config = json.loads(block)
-        server = config.get("mcpServers", {}).get("recall", {})
+        server = config.get("mcpServers", {}).get("recall", {}) if "mcpServers" in config else {}
         if "command" in server:
-            return dict(server)
-    raise AssertionError("docs/mcp.md shows no stdio configuration")
+            found.append(dict(server))
+    assert found, "docs/mcp.md shows no stdio configuration"
+    return found
 
 
-async def test_the_documented_stdio_config_works_from_any_folder(
-    dsn: str, tokens: dict[str, str], tmp_path: Path
-) -> None:
-    """Finding 8: the documented stdio config named no data location, so `recall mcp` found
-    the database only when started in the right folder (desktop clients start it anywhere).
-    The config names an absolute command and an absolute data location; filled in, it works
-    from another folder with nothing else in its environment."""
-    server = _docs_stdio_config()
-    env = dict(server["env"])
-    assert Path(server["command"]).is_absolute() and server["args"] == ["mcp"]
-    assert "DATABASE_URL" in env or Path(env["RECALL_DATA_DIR"]).is_absolute(), env
-    assert "DATABASE_URL" in env, "the test fills in its own database for DATABASE_URL"
-    env["DATABASE_URL"], env["RECALL_TOKEN"] = dsn, tokens["member"]
-    elsewhere = tmp_path / "some" / "other" / "folder"
-    elsewhere.mkdir(parents=True)
+async def _recall_mcp_in(folder: Path, env: dict[str, str], *lines: Any) -> tuple[int, str, str]:
+    """`recall mcp` started in `folder` with only `env` (and PATH), as a desktop client starts
+    it; `lines` written to its stdin, which then ends."""
     proc = await asyncio.create_subprocess_exec(
         str(RECALL),
-        *server["args"],
+        "mcp",
         env={"PATH": os.environ.get("PATH", ""), **env},
-        cwd=elsewhere,
+        cwd=folder,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    lines = [initialize(0), INITIALIZED, request(1, "tools/list")]
-    out, err = await asyncio.wait_for(
-        proc.communicate("".join(json.dumps(m) + "\n" for m in lines).encode()), 30
+    data = "".join(json.dumps(m) + "\n" for m in lines).encode()
+    out, err = await asyncio.wait_for(proc.communicate(data), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_recall_mcp_without_database_url_does_not_depend_on_the_folder_it_starts_in(
+    tokens: dict[str, str], tmp_path: Path
+) -> None:
+    """Finding 8: without DATABASE_URL, `recall mcp` started in another folder than `recall
+    serve`'s made a new, empty embedded cluster there (.recall/ in the client's folder) and
+    then refused the token. It now exits 2 at once, naming the absolute folder it looked in and
+    what to set, and makes nothing."""
+    elsewhere = tmp_path / "client-folder"
+    elsewhere.mkdir()
+    code, out, err = await _recall_mcp_in(elsewhere, {"RECALL_TOKEN": tokens["member"]})
+    assert code == 2 and out == ""
+    assert str(elsewhere.resolve() / ".recall" / "pgdata") in err
+    assert "DATABASE_URL" in err and "RECALL_DATA_DIR" in err
+    assert list(elsewhere.iterdir()) == []
+    absolute = tmp_path / "not-a-data-dir"
+    code, _, err = await _recall_mcp_in(
+        elsewhere, {"RECALL_TOKEN": tokens["member"], "RECALL_DATA_DIR": str(absolute)}
+    )
+    assert code == 2 and str(absolute / "pgdata") in err and not absolute.exists()
+
+
+async def test_the_documented_stdio_configs_work_verbatim_from_any_folder(
+    dsn: str, tokens: dict[str, str], tmp_path: Path
+) -> None:
+    """Finding 8 (docs): each stdio configuration docs/mcp.md shows names the command and the
+    data location absolutely; the DATABASE_URL one, filled in, answers from another folder with
+    nothing else in its environment."""
+    configs = _docs_stdio_configs()
+    assert {"DATABASE_URL" in c["env"] for c in configs} == {True, False}
+    for server in configs:
+        env = dict(server["env"])
+        assert Path(server["command"]).is_absolute() and server["args"] == ["mcp"], server
+        assert "DATABASE_URL" in env or Path(env["RECALL_DATA_DIR"]).is_absolute(), env
+    [server] = [c for c in configs if "DATABASE_URL" in c["env"]]
+    env = {**server["env"], "DATABASE_URL": dsn, "RECALL_TOKEN": tokens["member"]}
+    elsewhere = tmp_path / "some" / "other" / "folder"
+    elsewhere.mkdir(parents=True)
+    code, out, err = await _recall_mcp_in(
+        elsewhere, env, initialize(0), INITIALIZED, request(1, "tools/list")
     )
     answers = [json.loads(line) for line in out.splitlines()]
-    assert "result" in answers[-1] and "tools" in answers[-1]["result"], (answers, err.decode())
+    assert code == 0 and answers and "tools" in answers[-1].get("result", {}), (answers, err)
     assert [t["name"] for t in answers[-1]["result"]["tools"]] == [
         "search_messages",
         "read_conversation",
-    ], err.decode()
-    assert not (elsewhere / ".recall").exists()
+    ]
+    assert list(elsewhere.iterdir()) == []
 
 
 def _node() -> tuple[str, str] | None:
