@@ -153,7 +153,8 @@ def create_app(
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
-            # MCP over Streamable HTTP (docs/mcp.md): the SDK's app, which routes /mcp itself.
+            # MCP over Streamable HTTP (docs/mcp.md): the SDK's app (which routes /mcp itself)
+            # inside app.mcp.http's JSON-RPC framing, and /mcp's RFC 9728 metadata.
             Route("/mcp", mcp.app),
             *mcp_metadata_routes(),
             Route("/healthz", healthz),

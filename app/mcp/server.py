@@ -6,8 +6,11 @@
   turn it started (app.mcp.tools.turn_reader).
 - Each call runs like a /graphql request (app.api.view): one session from the process's pools,
   the request budget (RECALL_REQUEST_TIMEOUT) around it, the statement timeout on its
-  connections. A RecallError is a tool error (isError) carrying its code; anything else is
-  "Internal server error": no stack trace or SQL reaches a client.
+  connections. A RecallError is a tool error (isError) whose one text block is `CODE:
+  message` (no structured content, which strict clients check against the outputSchema);
+  anything else is "Internal server error": no stack trace or SQL reaches a client. String
+  arguments are checked as GraphQL checks every String (a NUL is BAD_USER_INPUT).
+- Only the tools capability is advertised; prompt and resource methods are not found.
 - /metrics counts the calls by tool and outcome.
 """
 

@@ -72,7 +72,8 @@ class Framing:
             self._answered(answered)
             if answered in self.initialize_ids:
                 self.initialize_ids.discard(answered)
-                self.version = str(message.get("result", {}).get("protocolVersion", self.version))
+                result = message.get("result") or {}
+                self.version = str(result.get("protocolVersion", self.version))
             if answered in self.pending:  # a batch's: collected, sent with the batch
                 self.answers[answered] = message
                 self.pending.pop(answered).set()
