@@ -178,10 +178,13 @@ class McpEndpoint:
         await self.sdk_app({**scope, "headers": headers}, _replay(body), captured.send)
         if captured.status == 202:
             return None  # a notification or a response: accepted, nothing to answer
-        try:
-            answer: Any = json.loads(captured.body)
-        except ValueError:
-            answer = None
-        if isinstance(answer, dict) and answer.get("jsonrpc") == "2.0":
-            return answer
+        if captured.status == 200:
+            try:
+                answer: Any = json.loads(captured.body)
+            except ValueError:
+                answer = None
+            if isinstance(answer, dict) and answer.get("jsonrpc") == "2.0":
+                return answer
+        # Refused at the HTTP level (a bad token, a Host or Origin not allowed, ...): so is the
+        # whole batch, the same way.
         raise _Abort(captured)
