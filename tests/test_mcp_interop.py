@@ -444,6 +444,29 @@ async def test_recall_mcp_without_database_url_does_not_depend_on_the_folder_it_
     assert code == 2 and str(absolute / "pgdata") in err and not absolute.exists()
 
 
+async def test_recall_mcp_answers_everything_written_before_its_input_ends(
+    dsn: str, tokens: dict[str, str], tmp_path: Path
+) -> None:
+    """`… | recall mcp`: requests and a batch written, then stdin closed; every answer still
+    comes (the server stops only once they are on the wire)."""
+    env = {"DATABASE_URL": dsn, "RECALL_TOKEN": tokens["member"]}
+    batch = [request(2, "ping"), call(3, "search_messages", {"query": "Acme", "limit": 1})]
+    code, out, err = await _recall_mcp_in(
+        tmp_path,
+        env,
+        initialize(0),
+        INITIALIZED,
+        request(1, "tools/list"),
+        batch,
+        request(4, "ping"),
+    )
+    answers = [json.loads(line) for line in out.splitlines()]
+    ids = sorted(
+        json.dumps(a["id"] if isinstance(a, dict) else [x["id"] for x in a]) for a in answers
+    )
+    assert code == 0 and ids == ["0", "1", "4", "[2, 3]"], (answers, err)
+
+
 async def test_the_documented_stdio_configs_work_verbatim_from_any_folder(
     dsn: str, tokens: dict[str, str], tmp_path: Path
 ) -> None:

@@ -40,7 +40,8 @@ from app.settings import Settings
 
 
 class Framing:
-    """The wire's lines in (`lines`, what the SDK reads) and out (`write`, what it writes)."""
+    """Between the wire and the SDK's stdio transport: the SDK iterates over this object for
+    its input lines (the wire's, framed) and writes its output lines to it (`write`)."""
 
     def __init__(
         self, wire_in: anyio.AsyncFile[str], wire_out: anyio.AsyncFile[str], linger: float
@@ -67,18 +68,19 @@ class Framing:
 
     async def write(self, line: str) -> None:
         message = json.loads(line)
-        if "method" not in message:  # an answer
-            answered = message.get("id")
+        answered = message.get("id") if "method" not in message else None
+        if answered in self.initialize_ids:
+            self.initialize_ids.discard(answered)
+            result = message.get("result") or {}
+            self.version = str(result.get("protocolVersion", self.version))
+        if answered in self.pending:  # a batch's: collected, sent with the batch
+            self.answers[answered] = message
+            self.pending.pop(answered).set()
+        else:
+            await self._send_line(line.rstrip("\n"))
+        if answered is not None:
+            # Only once it is on the wire: the input may end, and the server stop, then.
             self._answered(answered)
-            if answered in self.initialize_ids:
-                self.initialize_ids.discard(answered)
-                result = message.get("result") or {}
-                self.version = str(result.get("protocolVersion", self.version))
-            if answered in self.pending:  # a batch's: collected, sent with the batch
-                self.answers[answered] = message
-                self.pending.pop(answered).set()
-                return
-        await self._send_line(line.rstrip("\n"))
 
     def _answered(self, request_id: Any) -> None:
         self.unanswered.discard(request_id)
@@ -99,23 +101,25 @@ class Framing:
         await self._send_line(json.dumps(answer))
 
     async def pump(self) -> None:
-        """Read the wire until it ends; then, once the batches in flight are answered, end the
-        SDK's input (and so the server)."""
-        async with self.to_sdk, anyio.create_task_group() as batches:
-            async for line in self.wire_in:
-                if not line.strip():
-                    continue
-                inbound = jsonrpc.read(line)
-                if isinstance(inbound, jsonrpc.Refused):
-                    await self._send(inbound.answer)
-                elif isinstance(inbound, jsonrpc.Batch):
-                    refusal = jsonrpc.batch_refusal(self.version)
-                    if refusal is not None:
-                        await self._send(refusal)
+        """Read the wire until it ends; then, once the batches in flight and the requests still
+        unanswered are answered (within `linger`), end the SDK's input, and so the server."""
+        async with self.to_sdk:
+            async with anyio.create_task_group() as batches:
+                async for line in self.wire_in:
+                    if not line.strip():
+                        continue
+                    inbound = jsonrpc.read(line)
+                    if isinstance(inbound, jsonrpc.Refused):
+                        await self._send(inbound.answer)
+                    elif isinstance(inbound, jsonrpc.Batch):
+                        refusal = jsonrpc.batch_refusal(self.version)
+                        if refusal is not None:
+                            await self._send(refusal)
+                        else:
+                            batches.start_soon(self._batch, inbound.items)
                     else:
-                        batches.start_soon(self._batch, inbound.items)
-                else:
-                    await self._to_sdk(inbound.message, line)
+                        await self._to_sdk(inbound.message, line)
+            # No request is added any more: the event is the one the last answer sets.
             with anyio.move_on_after(self.linger):
                 await self.all_answered.wait()
 
@@ -172,16 +176,19 @@ async def serve_framed(server: RecallMCP, linger: float) -> None:
             TextIOWrapper(os.fdopen(fd_out, "wb", closefd=False), encoding="utf-8")
         )
         framing = Framing(wire_in, wire_out, linger)
+        # The task group inside the transport: cancelling it never cuts the transport's own
+        # writer short in the middle of an answer.
         async with (
-            anyio.create_task_group() as task_group,
             stdio_server(framing, framing) as (read_stream, write_stream),  # type: ignore[arg-type]
+            anyio.create_task_group() as reading,
         ):
-            task_group.start_soon(framing.pump)
+            reading.start_soon(framing.pump)
             # MCPServer.run_stdio_async is these lines on the process's own stdin/stdout; the
             # SDK has no public way to hand it other streams.
             lowlevel = server._lowlevel_server
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-            task_group.cancel_scope.cancel()
+            # The server stopped: nothing reads what the wire still sends.
+            reading.cancel_scope.cancel()
 
 
 async def serve_stdio(settings: Settings, dsn: str, token: str) -> None:
