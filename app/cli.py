@@ -259,6 +259,21 @@ def _mcp(settings: Settings) -> None:
     if not token:
         print("recall: mcp needs RECALL_TOKEN (a member, agent or turn token)", file=sys.stderr)
         raise SystemExit(2)
+    if settings.database_url is None:
+        # An MCP client starts `recall mcp` in a folder of its choosing (a desktop app: its
+        # own, or /). A new embedded cluster there could hold no token, so none is made: say
+        # where it looked and what to set instead.
+        from app.embedded_db import data_folder
+
+        folder = data_folder(settings.recall_data_dir)
+        if not folder.is_dir():
+            print(
+                f"recall: mcp found no database: DATABASE_URL is not set and there is no "
+                f"embedded PostgreSQL in {folder}; set DATABASE_URL, or RECALL_DATA_DIR to the "
+                "absolute folder `recall serve` uses (docs/mcp.md)",
+                file=sys.stderr,
+            )
+            raise SystemExit(2)
     configure_logging(settings.log_format, settings.log_level)
     dsn = resolve_database_url(settings)
 

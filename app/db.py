@@ -15,11 +15,11 @@ def resolve_database_url(settings: Settings, *, announce: bool = True) -> str:
     """The configured DATABASE_URL, or the embedded server's (started or joined here)."""
     if settings.database_url:
         return settings.database_url
-    from app.embedded_db import embedded_database_url
+    from app.embedded_db import data_folder, embedded_database_url
 
     url = embedded_database_url(settings.recall_data_dir)
     if announce:
-        folder = settings.recall_data_dir.expanduser().resolve() / "pgdata"
+        folder = data_folder(settings.recall_data_dir)
         print(f"recall: embedded PostgreSQL, data folder {folder}", file=sys.stderr)
     return url
 

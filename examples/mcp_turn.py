@@ -27,6 +27,7 @@ from typing import Any
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import TextContent
 
 
 class ToolFailed(Exception):
@@ -36,10 +37,11 @@ class ToolFailed(Exception):
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A tool's structured result; ToolFailed with Recall's error code on a tool error."""
     result = await client.call_tool(tool, arguments)
-    content = dict(result.structured_content or {})
     if result.is_error:
-        raise ToolFailed(f"{tool}: error {content.get('code')}: {content.get('message')}")
-    return content
+        # A tool error's text is `CODE: message` (docs/mcp.md, Errors).
+        texts = [b.text for b in result.content if isinstance(b, TextContent)]
+        raise ToolFailed(f"{tool}: {' '.join(texts)}")
+    return dict(result.structured_content or {})
 
 
 async def turn(url: str, token: str, args: argparse.Namespace) -> int:

@@ -83,6 +83,9 @@ def text(result: CallToolResult) -> str:
 
 
 def error_code(result: CallToolResult) -> str:
+    """The Recall error code of a tool error: its text is `CODE: message`, and it carries no
+    structured content (which would have to match the tool's outputSchema)."""
     assert result.is_error, result.structured_content
-    content = result.structured_content or {}
-    return str(content.get("code"))
+    assert result.structured_content is None, result.structured_content
+    code, _, _ = text(result).partition(": ")
+    return code

@@ -32,7 +32,7 @@ async def test_stdio_recall_mcp_answers_like_http(
         assert await tool_names(member) == MEMBER_TOOLS
         assert ok(await member.call_tool("search_messages", search)) == over_http
         stdio_error = await member.call_tool("search_messages", {"query": "Acme", "limit": 51})
-        assert stdio_error.structured_content == http_error.structured_content
+        assert stdio_error.content == http_error.content
         assert error_code(stdio_error) == "BAD_USER_INPUT"
     # An agent's whole turn: start_turn -> search_history -> post_reply.
     async with stdio_client(dsn, helper) as agent:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -107,3 +109,24 @@ async def test_demo_banner_prints_a_sign_in_link(db: asyncpg.Connection, tmp_pat
     link = re.search(r"http://127\.0\.0\.1:8000/#token=(rcm_\S+)", banner)
     assert link, banner
     assert "?token" not in banner
+
+
+async def test_demo_banner_prints_a_stdio_config_that_works_from_any_folder(
+    db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """Issue 33, finding 8: the configuration for `recall mcp` an MCP client needs, with the
+    command and the embedded data folder absolute (a desktop client starts it anywhere)."""
+    from app.demo import ensure_demo
+
+    await ensure_demo(db, progress=io.StringIO())
+    relative = Path(os.path.relpath(tmp_path))
+    banner = await _demo_banner(db, "127.0.0.1", 8000, relative)
+    [line] = [x for x in banner.splitlines() if '"mcpServers"' in x]
+    server = json.loads(line)["mcpServers"]["recall"]
+    assert Path(server["command"]).is_absolute() and Path(server["command"]).exists()
+    assert server["args"] == ["mcp"]
+    assert server["env"]["RECALL_DATA_DIR"] == str(tmp_path.resolve())
+    assert server["env"]["RECALL_TOKEN"].startswith("rca_")
+    external = await _demo_banner(db, "127.0.0.1", 8000, relative, external_database=True)
+    [line] = [x for x in external.splitlines() if '"mcpServers"' in x]
+    assert set(json.loads(line)["mcpServers"]["recall"]["env"]) == {"RECALL_TOKEN", "DATABASE_URL"}

@@ -30,13 +30,22 @@ _ORIGINAL: dict[tuple[str, str], Any] = {
 }
 
 
-def check_text(value: str) -> str:
+def text_problem(value: str) -> str | None:
+    """Why PostgreSQL text cannot hold `value`, or None. The one check of every string a
+    client sends, GraphQL's (check_text) and MCP's tool arguments (app.mcp.server) alike."""
     if "\x00" in value:
-        raise GraphQLError("a string must not contain a NUL character")
+        return "a string must not contain a NUL character"
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise GraphQLError("a string must be valid Unicode (it has a lone surrogate)") from None
+        return "a string must be valid Unicode (it has a lone surrogate)"
+    return None
+
+
+def check_text(value: str) -> str:
+    problem = text_problem(value)
+    if problem is not None:
+        raise GraphQLError(problem)
     return value
 
 

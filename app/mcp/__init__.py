@@ -4,7 +4,10 @@
 - app.mcp.tools: each tool as a call of the domain function its GraphQL twin calls
   (app.search, app.history), under the same policies (app.access);
 - app.mcp.auth: Recall's bearer tokens as the SDK's TokenVerifier;
-- app.mcp.server: the MCPServer (per-token tool listing, errors as tool errors, metrics) and
-  its Streamable HTTP app, mounted at /mcp by app.server;
-- app.mcp.stdio: `recall mcp`, the same server over stdio with RECALL_TOKEN.
+- app.mcp.server: the MCPServer (per-token tool listing, errors as tool errors, the tools
+  capability only, metrics) and its Streamable HTTP app, mounted at /mcp by app.server;
+- app.mcp.jsonrpc: the JSON-RPC framing the SDK's transports leave out (parse errors, invalid
+  requests, batches), shared by both transports;
+- app.mcp.http: /mcp around the SDK's HTTP app (POST only, framing, RFC 9728 metadata);
+- app.mcp.stdio: `recall mcp`, the same server over stdio with RECALL_TOKEN, framed alike.
 """

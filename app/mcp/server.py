@@ -6,8 +6,11 @@
   turn it started (app.mcp.tools.turn_reader).
 - Each call runs like a /graphql request (app.api.view): one session from the process's pools,
   the request budget (RECALL_REQUEST_TIMEOUT) around it, the statement timeout on its
-  connections. A RecallError is a tool error (isError) carrying its code; anything else is
-  "Internal server error": no stack trace or SQL reaches a client.
+  connections. A RecallError is a tool error (isError) whose one text block is `CODE:
+  message` (no structured content, which strict clients check against the outputSchema);
+  anything else is "Internal server error": no stack trace or SQL reaches a client. String
+  arguments are checked as GraphQL checks every String (a NUL is BAD_USER_INPUT).
+- Only the tools capability is advertised; prompt and resource methods are not found.
 - /metrics counts the calls by tool and outcome.
 """
 
@@ -24,21 +27,24 @@ from typing import Annotated, Any, TypeVar
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import METHOD_NOT_FOUND, CallToolResult, TextContent, Tool, ToolAnnotations
 from pydantic import Field, ValidationError
-from starlette.applications import Starlette
 
 from app import access
 from app.access import Policy, TokenKind
 from app.api.loaders import Loaders
 from app.api.request_scope import open_session
+from app.api.scalars import text_problem
 from app.data.readers import Reader, reader_for_token
 from app.db import Pools
-from app.errors import RecallError, ServiceUnavailable, Timeout, Unauthenticated
+from app.errors import BadUserInput, RecallError, ServiceUnavailable, Timeout, Unauthenticated
 from app.mcp import results, tools
 from app.mcp.auth import RecallAccess, RecallTokenVerifier, Runtime
+from app.mcp.http import McpEndpoint
 from app.observability.metrics import observe_tool_call
 from app.search.keys import KeyRing
 from app.settings import Settings
@@ -72,11 +78,11 @@ TOOLS: dict[str, ToolAccess] = {
 
 
 def _error(code: str, message: str) -> CallToolResult:
-    """A tool error: the code first in its text (for clients that read only text), and both
-    as structured content."""
+    """A tool error: `CODE: message` as its only content. No structured content: it would have
+    to match the tool's outputSchema (a success's shape), and clients that check it (the
+    TypeScript SDK, the Inspector) reject the whole result, so the model never sees why."""
     return CallToolResult(
         content=[TextContent(type="text", text=f"{code}: {message}")],
-        structured_content={"code": code, "message": message},
         is_error=True,
     )
 
@@ -88,6 +94,37 @@ def _argument_message(error: ValidationError) -> str:
         where = ".".join(str(p) for p in e["loc"]) or "arguments"
         parts.append(f"{where}: {e['msg']}")
     return "invalid arguments: " + "; ".join(parts)
+
+
+def _argument_problem(arguments: dict[str, Any]) -> str | None:
+    """The first string argument PostgreSQL text cannot hold (a NUL character), checked as
+    GraphQL checks every String (app.api.scalars.text_problem), before the tool runs."""
+    for name, value in arguments.items():
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            problem = text_problem(v) if isinstance(v, str) else None
+            if problem is not None:
+                return f"{name}: {problem}"
+    return None
+
+
+# Capabilities the SDK's MCPServer advertises for its (here empty) prompt and resource
+# managers; Recall serves tools only.
+_NOT_SERVED = ("prompts", "resources", "completions")
+
+
+async def tools_only(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """The SDK's middleware hook: advertise only the tools capability, and answer the prompt,
+    resource and completion methods as the methods they are here: not found (-32601)."""
+    if ctx.method.startswith(("prompts/", "resources/", "completion/")):
+        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
+    result = await call_next(ctx)
+    if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+        capabilities = result.get("capabilities")
+        if isinstance(capabilities, dict):
+            for name in _NOT_SERVED:
+                capabilities.pop(name, None)
+    return result
 
 
 class RecallMCP(MCPServer[Any]):
@@ -112,6 +149,7 @@ class RecallMCP(MCPServer[Any]):
             "and reads what that person may read; an agent starts a turn and searches its own "
             "history for it (everything shown joins the turn's evidence), then replies.",
             version="1",
+            middleware=[tools_only],
             **options,
         )
 
@@ -173,6 +211,9 @@ class RecallMCP(MCPServer[Any]):
             if allowed is None or not allowed.allows(await self._kind()):
                 # Exactly what the SDK answers for a tool it does not have.
                 raise ToolError(f"Unknown tool: {name}")
+            problem = _argument_problem(arguments)
+            if problem is not None:
+                raise BadUserInput(problem)
             result = await super().call_tool(name, arguments, context)
         except ToolError as e:
             cause = e.__cause__
@@ -424,10 +465,11 @@ def _security(settings: Settings) -> TransportSecuritySettings:
 
 @dataclass
 class HttpMcp:
-    """/mcp of `recall serve`: the ASGI app to route there, the server, and what its lifespan
-    must fill (runtime) and run (server.session_manager.run())."""
+    """/mcp of `recall serve`: the ASGI app to route there (the SDK's, inside
+    app.mcp.http.McpEndpoint), the server, and what its lifespan must fill (runtime) and run
+    (server.session_manager.run())."""
 
-    app: Starlette
+    app: McpEndpoint
     server: RecallMCP
     runtime: Runtime
 
@@ -470,7 +512,7 @@ def http_app(settings: Settings) -> HttpMcp:
             resource_server_url=None,
         ),
     )
-    app = server.streamable_http_app(
+    sdk_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         # Stateless, JSON answers: no session lives between requests, so any worker process
         # (recall serve --workers N) answers any request, and a call is one POST.
@@ -479,4 +521,4 @@ def http_app(settings: Settings) -> HttpMcp:
         max_request_body_size=settings.max_request_bytes,
         transport_security=_security(settings),
     )
-    return HttpMcp(app, server, runtime)
+    return HttpMcp(McpEndpoint(sdk_app, settings.max_request_bytes), server, runtime)
