@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-import numpy as np
 
 from app.data.eligibility import eligible, in_perspective
 from app.db import resolve_database_url
