@@ -167,3 +167,30 @@ async def test_pages_keep_their_order_while_the_statistics_move(
     cursor = first["pageInfo"]["endCursor"]
     rest = await search(client, turn, "payment signature webhook", first=5, after=cursor)
     assert hit_keys(first) + hit_keys(rest) == whole
+
+
+async def test_a_message_covering_more_of_the_question_outranks_one_rare_word(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    fixture = relevance_acme()
+    fixture["scopes"].append(
+        {"key": "ops", "kind": "channel", "visibility": "public", "name": "ops",
+         "members": ["alice", "bob", "helper"]}
+    )  # fmt: skip
+    # "refund" and "queue" are common in the workspace, "stuck" is in one message only: the
+    # answer says two of the question's three words, the other message only the rare one.
+    messages = [
+        ("answer", "The refund queue is not draining since the deploy"),
+        ("traffic", "My car got stuck in traffic on the bridge"),
+    ]
+    messages += [(f"refund{i}", f"Refund issued for order {i}") for i in range(8)]
+    messages += [(f"queue{i}", f"Queue depth normal at {i} am") for i in range(8)]
+    fixture["messages"] += [
+        # Hours apart: no message is another's neighbor, so only the words decide.
+        {"key": k, "scope": "ops", "author": "alice", "at": _at(5000 + 300 * i), "body": b}
+        for i, (k, b) in enumerate(messages)
+    ]
+    await load(db, fixture)
+    turn = await start_turn(client, db, issue_token, scope="ops", requester="bob")
+    keys = hit_keys(await search(client, turn, "refund queue stuck", first=5))
+    assert keys.index("answer") < keys.index("traffic")
