@@ -194,3 +194,28 @@ async def test_a_message_covering_more_of_the_question_outranks_one_rare_word(
     turn = await start_turn(client, db, issue_token, scope="ops", requester="bob")
     keys = hit_keys(await search(client, turn, "refund queue stuck", first=5))
     assert keys.index("answer") < keys.index("traffic")
+
+
+async def test_copies_of_one_text_do_not_fill_the_page(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    fixture = relevance_acme()
+    fixture["scopes"].append(
+        {"key": "ops", "kind": "channel", "visibility": "public", "name": "ops",
+         "members": ["alice", "bob", "helper"]}
+    )  # fmt: skip
+    # The one message that says something, then a bot's notice posted every night since: all
+    # hold the query's words, and the copies are newer.
+    messages = [("failed", "Nightly backup of db-main failed: the volume is full")]
+    messages += [(f"notice{i}", "Nightly backup of db-main completed") for i in range(6)]
+    fixture["messages"] += [
+        {"key": k, "scope": "ops", "author": "alice", "at": _at(5000 + 300 * i), "body": b}
+        for i, (k, b) in enumerate(messages)
+    ]
+    await load(db, fixture)
+    turn = await start_turn(client, db, issue_token, scope="ops", requester="bob")
+    result = await search(client, turn, "nightly backup db-main", first=3)
+    keys = hit_keys(result)
+    assert "failed" in keys
+    # The copies still count once: the oldest keeps its score, the later ones rank below.
+    assert sum(k.startswith("notice") for k in keys) == 2 and "notice0" in keys
