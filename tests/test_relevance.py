@@ -219,3 +219,32 @@ async def test_copies_of_one_text_do_not_fill_the_page(
     assert "failed" in keys
     # The copies still count once: the oldest keeps its score, the later ones rank below.
     assert sum(k.startswith("notice") for k in keys) == 2 and "notice0" in keys
+
+
+async def test_a_cjk_term_matches_the_messages_holding_part_of_it(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    fixture = relevance_acme()
+    fixture["scopes"].append(
+        {"key": "tokyo", "kind": "channel", "visibility": "public", "name": "tokyo",
+         "members": ["alice", "bob", "helper"]}
+    )  # fmt: skip
+    # Japanese is written without spaces: `DNS設定` ("DNS settings") is two words in one term.
+    messages = [
+        ("whole", "東京リージョンのDNS設定を変更しました"),
+        ("pairs", "DNSのTTLを300秒に戻しました"),
+        ("english", "Tokyo region: the DNS misconfiguration is fixed"),
+        ("other", "Lunch at the ramen place on Friday"),
+    ]
+    fixture["messages"] += [
+        {"key": k, "scope": "tokyo", "author": "alice", "at": _at(5000 + 300 * i), "body": b}
+        for i, (k, b) in enumerate(messages)
+    ]
+    await load(db, fixture)
+    turn = await start_turn(client, db, issue_token, scope="tokyo", requester="bob")
+    result = await search(client, turn, "DNS設定", first=5)
+    match = {e["node"]["message"]["key"]: e["node"]["match"] for e in result["edges"]}
+    assert hit_keys(result)[0] == "whole"
+    # Each holds a word of the term: matches, not context, below the one that holds all of it.
+    assert match.get("pairs") == "WORDS" and match.get("english") == "WORDS"
+    assert "other" not in match
