@@ -122,6 +122,8 @@ class Outcome:
     scores: list[float] = field(default_factory=list)
     # The turn's eligible messages (what the baselines rank).
     docs: list[Doc] = field(default_factory=list)
+    # historySearch's wall time, the GraphQL call in process (eval.semantic's latency).
+    search_ms: float = 0.0
 
 
 # --- metrics ---------------------------------------------------------------------------------
@@ -381,11 +383,13 @@ async def _queries(
                 eligible_of[turn_key] = await _eligible(conn)
             docs = eligible_of[turn_key]
             keys = {d.key for d in docs}
+            t0 = time.perf_counter()
             data = await gql(
                 SEARCH, {"q": q["query"], "first": first}, started["startTurn"]["token"]
             )
+            search_ms = (time.perf_counter() - t0) * 1000
             edges = data["historySearch"]["edges"]
-            out = Outcome(q)
+            out = Outcome(q, search_ms=search_ms)
             out.ranked["recall"] = [e["node"]["message"]["key"] for e in edges]
             out.why = [{c["name"]: c["value"] for c in e["node"]["why"]} for e in edges]
             out.scores = [e["node"]["score"] for e in edges]

@@ -183,6 +183,13 @@ begin
                           else t || quote_literal(part)::tsquery end;
             end loop;
         end if;
+        if term ~ '[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]'
+           and term !~ '\s' then
+            for part in select unnest(tsvector_to_array(recall_document_tsvector(term))) loop
+                t := case when numnode(t) = 0 then quote_literal(part)::tsquery
+                          else t || quote_literal(part)::tsquery end;
+            end loop;
+        end if;
         continue when numnode(t) = 0;
         q := case when q is null then t else q || t end;
     end loop;

@@ -167,3 +167,84 @@ async def test_pages_keep_their_order_while_the_statistics_move(
     cursor = first["pageInfo"]["endCursor"]
     rest = await search(client, turn, "payment signature webhook", first=5, after=cursor)
     assert hit_keys(first) + hit_keys(rest) == whole
+
+
+async def test_a_message_covering_more_of_the_question_outranks_one_rare_word(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    fixture = relevance_acme()
+    fixture["scopes"].append(
+        {"key": "ops", "kind": "channel", "visibility": "public", "name": "ops",
+         "members": ["alice", "bob", "helper"]}
+    )  # fmt: skip
+    # "refund" and "queue" are common in the workspace, "stuck" is in one message only: the
+    # answer says two of the question's three words, the other message only the rare one.
+    messages = [
+        ("answer", "The refund queue is not draining since the deploy"),
+        ("traffic", "My car got stuck in traffic on the bridge"),
+    ]
+    messages += [(f"refund{i}", f"Refund issued for order {i}") for i in range(8)]
+    messages += [(f"queue{i}", f"Queue depth normal at {i} am") for i in range(8)]
+    fixture["messages"] += [
+        # Hours apart: no message is another's neighbor, so only the words decide.
+        {"key": k, "scope": "ops", "author": "alice", "at": _at(5000 + 300 * i), "body": b}
+        for i, (k, b) in enumerate(messages)
+    ]
+    await load(db, fixture)
+    turn = await start_turn(client, db, issue_token, scope="ops", requester="bob")
+    keys = hit_keys(await search(client, turn, "refund queue stuck", first=5))
+    assert keys.index("answer") < keys.index("traffic")
+
+
+async def test_copies_of_one_text_do_not_fill_the_page(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    fixture = relevance_acme()
+    fixture["scopes"].append(
+        {"key": "ops", "kind": "channel", "visibility": "public", "name": "ops",
+         "members": ["alice", "bob", "helper"]}
+    )  # fmt: skip
+    # The one message that says something, then a bot's notice posted every night since: all
+    # hold the query's words, and the copies are newer.
+    messages = [("failed", "Nightly backup of db-main failed: the volume is full")]
+    messages += [(f"notice{i}", "Nightly backup of db-main completed") for i in range(6)]
+    fixture["messages"] += [
+        {"key": k, "scope": "ops", "author": "alice", "at": _at(5000 + 300 * i), "body": b}
+        for i, (k, b) in enumerate(messages)
+    ]
+    await load(db, fixture)
+    turn = await start_turn(client, db, issue_token, scope="ops", requester="bob")
+    result = await search(client, turn, "nightly backup db-main", first=3)
+    keys = hit_keys(result)
+    assert "failed" in keys
+    # The copies still count once: the oldest keeps its score, the later ones rank below.
+    assert sum(k.startswith("notice") for k in keys) == 2 and "notice0" in keys
+
+
+async def test_a_cjk_term_matches_the_messages_holding_part_of_it(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    fixture = relevance_acme()
+    fixture["scopes"].append(
+        {"key": "tokyo", "kind": "channel", "visibility": "public", "name": "tokyo",
+         "members": ["alice", "bob", "helper"]}
+    )  # fmt: skip
+    # Japanese is written without spaces: `DNS設定` ("DNS settings") is two words in one term.
+    messages = [
+        ("whole", "東京リージョンのDNS設定を変更しました"),
+        ("pairs", "DNSのTTLを300秒に戻しました"),
+        ("english", "Tokyo region: the DNS misconfiguration is fixed"),
+        ("other", "Lunch at the ramen place on Friday"),
+    ]
+    fixture["messages"] += [
+        {"key": k, "scope": "tokyo", "author": "alice", "at": _at(5000 + 300 * i), "body": b}
+        for i, (k, b) in enumerate(messages)
+    ]
+    await load(db, fixture)
+    turn = await start_turn(client, db, issue_token, scope="tokyo", requester="bob")
+    result = await search(client, turn, "DNS設定", first=5)
+    match = {e["node"]["message"]["key"]: e["node"]["match"] for e in result["edges"]}
+    assert hit_keys(result)[0] == "whole"
+    # Each holds a word of the term: matches, not context, below the one that holds all of it.
+    assert match.get("pairs") == "WORDS" and match.get("english") == "WORDS"
+    assert "other" not in match

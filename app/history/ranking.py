@@ -16,9 +16,11 @@ score = lexical + context + supersedes + asks + recency + same_conversation, eac
 hit as `why`:
   lexical     BM25 of the query's lexemes: each weighs its inverse document frequency in the
               workspace, counted once per message, length normalisation B against the
-              workspace's average (B 0: in chat the long message is usually the answer). One
-              rare, specific word outweighs a common one; an identifier's whole lexeme is
-              rarer than its parts;
+              workspace's average (B 0: in chat the long message is usually the answer),
+              times the share of the query's lexemes the message holds (coverage: Lucene's
+              classic coord). One rare, specific word outweighs a common one; an identifier's
+              whole lexeme is rarer than its parts; a message that says most of the question
+              outweighs one that shares a single word of it;
   context     for a message in the conversation around one of the best CONTEXT_SOURCES
               matches, what raises it to a share of that match's lexical score (never below
               its own): FOLLOW_UP_SHARE for the replies after it in its thread — the cause and

@@ -168,18 +168,29 @@ extra as materialized (
 def candidates_cte(b: Bound) -> str:
     """CTE `candidates`: the pool's rows (tier 2 when an exact match, else 1) and the extra
     rows (tier 1 if they contain a word of the query, else 0), with their lexical scores and
-    whether they ask (the best pool rows only)."""
+    whether they ask (the best pool rows only).
+
+    A copy of a text already among the candidates (the same document vector: the same words
+    in the same places — a bot's notice, a pasted status, a line posted to several channels)
+    says nothing the first did not: the n-th copy, oldest first, keeps 1/n of its lexical
+    score, so copies no longer fill a page ahead of the messages that say something else. The
+    oldest keeps its score: a copy arriving later never lowers one already ranked."""
     return f"""
 candidates as materialized (
-    select l.id, l.scope_id, l.created_at, l.tsv, l.root_scope_id, l.lexical,
-           case when l.id = any((select array_agg(id) from best where exact)::bigint[])
-                then 2 else 1 end as tier,
-           l.id = any((select array_agg(id) from best where asks)::bigint[]) as asks
-    from lexed l
-    union all
-    select e.id, e.scope_id, e.created_at, e.tsv, e.root_scope_id, {bm25(b, "e.tsv")},
-           case when e.tsv @@ (select any_word from terms) then 1 else 0 end, false
-    from extra e
+    select u.id, u.scope_id, u.created_at, u.tsv, u.root_scope_id,
+           u.lexical / row_number() over (partition by u.tsv order by u.id) as lexical,
+           u.tier, u.asks
+    from (
+        select l.id, l.scope_id, l.created_at, l.tsv, l.root_scope_id, l.lexical,
+               case when l.id = any((select array_agg(id) from best where exact)::bigint[])
+                    then 2 else 1 end as tier,
+               l.id = any((select array_agg(id) from best where asks)::bigint[]) as asks
+        from lexed l
+        union all
+        select e.id, e.scope_id, e.created_at, e.tsv, e.root_scope_id, {bm25(b, "e.tsv")},
+               case when e.tsv @@ (select any_word from terms) then 1 else 0 end, false
+        from extra e
+    ) u
 )"""
 
 

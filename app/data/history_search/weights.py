@@ -46,7 +46,15 @@ def bm25(b: Bound, tsv: str) -> str:
     k1, length normalised by b against the workspace's average document length. Each word is
     counted once per message (a repeated word is emphasis in chat, not more topic: no loss on
     eval/ against counting it), so each lexeme is one binary search of the vector rather than
-    an unnest of it (1.2 against 4.6 ms per 1,000 rows)."""
-    return f"""((select coalesce(sum(w.idf), 0) from weights w where {tsv} @@ w.q)
+    an unnest of it (1.2 against 4.6 ms per 1,000 rows).
+
+    Times the share of the query's lexemes the message holds (Lucene's classic `coord`): a
+    message that covers the question — most of its words, each common — is not outweighed by
+    one that shares a single rarer word with it by chance. The answer to a question asked in
+    other words than it was given in shares its common words, rarely its rare ones
+    (docs/relevance.md, Coverage)."""
+    return f"""((select coalesce(sum(w.idf), 0) * count(*)
+                / greatest((select count(*) from weights), 1)
+        from weights w where {tsv} @@ w.q)
         * ({b.k1} + 1) / (1 + {b.k1} * (1 - {b.b} + {b.b}
         * length({tsv}) / (select avgdl from corpus))))::float8"""
