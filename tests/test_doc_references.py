@@ -247,6 +247,19 @@ def test_every_path_and_module_the_prose_names_exists() -> None:
     assert not missing, "named in prose but missing:\n" + "\n".join(missing)
 
 
+def test_the_readme_layout_names_every_package_and_folder() -> None:
+    """README's Repository layout has a line for each package of app/ and each top folder, so a
+    new package fails here until it is described."""
+    readme = (ROOT / "README.md").read_text()
+    layout = readme[readme.index("## Repository layout") :]
+    packages = [p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "app").rglob("__init__.py")]
+    named = [*packages, *(f"{folder}/" for folder in TOP_FOLDERS)]
+    missing = sorted(
+        name for name in named if f"- `{name}`" not in layout and f"- `{name}/`" not in layout
+    )
+    assert not missing, "not in README's Repository layout:\n" + "\n".join(missing)
+
+
 def test_the_check_tells_what_exists_from_what_does_not() -> None:
     """The check itself: each kind of reference, once naming something and once not."""
     readme = ROOT / "docs" / "scale.md"
