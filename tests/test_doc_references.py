@@ -1,8 +1,8 @@
 """Every repository path and `app.…` module the prose names exists.
 
 The prose is README.md, docs/ (not docs/results/, which keeps raw output as it was measured),
-bench/README.md and examples/README.md, and the comments and docstrings of app/, tests/, bench/
-and eval/ (code itself is left to the type checker: only comments and string statements,
+bench/README.md and examples/README.md, and the comments and docstrings of app/, tests/, bench/,
+eval/ and examples/ (code itself is left to the type checker: only comments and string statements,
 docstrings, are prose; they are the tokens tokenize would give, found by one regular expression
 because tokenize takes seconds over the tree). In it:
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP_FOLDERS = ("app", "tests", "bench", "eval", "migrations", "scripts", "docs", "examples")
-CODE_FOLDERS = ("app", "tests", "bench", "eval")
+CODE_FOLDERS = ("app", "tests", "bench", "eval", "examples")
 
 # A path under a top folder, not inside a longer path, a URL or a module name
 # (`.venv/lib/…/app/x`, `https://host/docs/x`, `request.app/x`). A trailing `.`, `,` or `:` is
