@@ -1,6 +1,6 @@
 """The plans of the app's own search statements, as the app sends them.
 
-    python -m bench.explain --reuse recall_bench_1m --messages 1000000 --out docs/plans-1m.md
+    python -m bench.explain --reuse recall_bench_1m --messages 1000000 --out docs/results/plans-1m.md
 
 Runs each benchmark case once through the GraphQL app (in process) against a database kept by
 `bench.run --keep`, records every read statement the request sent with its parameters, and then

@@ -82,8 +82,8 @@ def _jobs(node: Any) -> Iterator[dict[str, Any]]:
 
 async def _task_counts(db: asyncpg.Connection, query: str, args: tuple[Any, ...]) -> list[int]:
     """The task count of every distributed job of `query`'s plan with these arguments, its
-    subplans' included (no job: the statement touches no distributed table, e.g. `select
-    recall_cache_lineage(…)`, whose own statements the multi-task guard covers)."""
+    subplans' included (no job: the statement only calls a function, e.g. `select * from
+    recall_token_reader(…)`, whose own statements the multi-task guard covers)."""
     raw = await db.fetchval(f"explain (format json) {query}", *args)
     plan = json.loads(raw) if isinstance(raw, str) else raw
     return [job["Task Count"] for job in _jobs(plan)]

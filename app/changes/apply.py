@@ -2,7 +2,7 @@
 
 `applyChanges` and `recall apply` both come here, so a change means the same on either path.
 The caller opens the transaction; everything here runs inside it, after the workspace row
-lock (app.data.changes), so batches of one workspace apply one after another.
+lock (app.data.workspaces.lock_workspace), so batches of one workspace apply one after another.
 
 Replays are safe: a change that is already true (a member with that name, a post whose key
 exists in the same scope by the same author, a deleted message deleted again) is counted

@@ -77,8 +77,9 @@ class Session:
         self.broken = False
         # Time spent waiting on the database (round trips included), for the benchmark.
         self.database_seconds = 0.0
-        # recall_allowed_audiences of each destination read in this request (it lives and dies
-        # with the request, like every cache here).
+        # The allowed audience ids (app.data.eligibility.ALLOWED_AUDIENCE_IDS) of each
+        # destination read in this request (they live and die with the request, like every cache
+        # here: identity links are checked live).
         self._allowed_audiences: dict[tuple[Any, ...], list[int]] = {}
 
     async def _connection(self) -> _Conn:
