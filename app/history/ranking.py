@@ -47,7 +47,8 @@ from app.data.history_search import Weights
 # The examined window: the newest WINDOW matches of any of the query's words, and every match
 # of its rarest words, however old (the rarest first, as many as have RARE_WINDOW documents at
 # most between them). Bounded work per search however common the words; a rare identifier's
-# old incident still competes with recent chatter that shares a common word.
+# old incident still competes with recent chatter that shares a common word. When a window's
+# eligible matches are spent, the cursor continues into the next WINDOW older matches.
 WINDOW = 100
 RARE_WINDOW = 400
 # BM25 (Robertson/Lucene) saturation and length normalisation; with one count per word and

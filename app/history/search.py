@@ -6,6 +6,8 @@ The turn's details come with the token (app.data.readers.TurnContext). Then two 
      exclusion counts, the ranked page of its eligible rows (eligibility
      and perspective in WHERE clauses, before ranking and LIMIT), the neighbors of the page's
      hits (same fragments), and the turn's ledger with the version of the turn's row;
+     (a page the window cannot fill reads the next older windows, one statement each, at most
+     MAX_WINDOWS: the window bounds the work, not the results);
   2. if the turn's row is still at that version (no other search of the turn recorded in
      between), the shown messages join the turn's evidence and the audit row is written, with
      the counts and how many matches were examined, atomically (app.data.turns.record_shown);
