@@ -253,7 +253,7 @@ def _named_conditions(q: CandidateQuery, p: Params, scope: str | None) -> list[s
     readable = eligible("em", ALLOWED_FROM_CTE, complete=q.lineage_complete)
     conditions.append(
         "exists (select 1 from messages em where em.workspace_id = $1"
-        f" and em.id = d.message_id and {readable})"
+        f" and em.id = d.message_id and {readable} offset 0)"
     )
     return conditions
 
