@@ -115,35 +115,35 @@ class _Applier:
         """The handler of the change's kind (its model class)."""
         match change:
             case UpsertMember():
-                return await self._upsertMember(change)
+                return await self._upsert_member(change)
             case DeactivateMember():
-                return await self._deactivateMember(change)
+                return await self._deactivate_member(change)
             case UpsertAgent():
-                return await self._upsertAgent(change)
+                return await self._upsert_agent(change)
             case ArchiveAgent():
-                return await self._archiveAgent(change)
+                return await self._archive_agent(change)
             case DeleteAgent():
-                return await self._deleteAgent(change)
+                return await self._delete_agent(change)
             case CreateScope():
-                return await self._createScope(change)
+                return await self._create_scope(change)
             case AddScopeMembers():
-                return await self._addScopeMembers(change)
+                return await self._add_scope_members(change)
             case RemoveScopeMembers():
-                return await self._removeScopeMembers(change)
+                return await self._remove_scope_members(change)
             case MakeScopePrivate():
-                return await self._makeScopePrivate(change)
+                return await self._make_scope_private(change)
             case CreateMemory():
-                return await self._createMemory(change)
+                return await self._create_memory(change)
             case PostMessage():
                 return bool(await self.post([(0, change)]))
             case EditMessage():
-                return await self._editMessage(change)
+                return await self._edit_message(change)
             case DeleteMessage():
-                return await self._deleteMessage(change)
+                return await self._delete_message(change)
             case EraseMemberMessages():
-                return await self._eraseMemberMessages(change)
+                return await self._erase_member_messages(change)
             case RevokeIdentityLinks():
-                return await self._revokeIdentityLinks(change)
+                return await self._revoke_identity_links(change)
 
     # --- actors ------------------------------------------------------------------------
 
@@ -156,7 +156,7 @@ class _Applier:
             self.namespaces[name] = await actors.namespace_id(self.db, self.ws.id, name)
         return self.namespaces[name]
 
-    async def _upsertMember(self, c: UpsertMember) -> bool:
+    async def _upsert_member(self, c: UpsertMember) -> bool:
         found = (await actors.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
         name = c.name or c.key
         if found is None:
@@ -174,7 +174,7 @@ class _Applier:
         await actors.update_actor(self.db, self.ws.id, found.id, name, None)
         return True
 
-    async def _deactivateMember(self, c: DeactivateMember) -> bool:
+    async def _deactivate_member(self, c: DeactivateMember) -> bool:
         member = await self._actor(c.key, "member")
         if member.deactivated:
             return False
@@ -182,14 +182,14 @@ class _Applier:
         await identity_links.revoke_member_links(self.db, self.ws.id, member.id, "deactivation")
         return True
 
-    async def _revokeIdentityLinks(self, c: RevokeIdentityLinks) -> bool:
+    async def _revoke_identity_links(self, c: RevokeIdentityLinks) -> bool:
         member = await self._actor(c.key, "member")
         revoked = await identity_links.revoke_member_links(
             self.db, self.ws.id, member.id, "connector"
         )
         return revoked > 0
 
-    async def _upsertAgent(self, c: UpsertAgent) -> bool:
+    async def _upsert_agent(self, c: UpsertAgent) -> bool:
         found = await actors.actors_by_keys(self.db, self.ws.id, [c.key, c.owner])
         owner = found.get(c.owner)
         if owner is None or owner.kind != "member":
@@ -208,14 +208,14 @@ class _Applier:
         await actors.update_actor(self.db, self.ws.id, agent.id, name, owner.id)
         return True
 
-    async def _archiveAgent(self, c: ArchiveAgent) -> bool:
+    async def _archive_agent(self, c: ArchiveAgent) -> bool:
         agent = await self._actor(c.key, "agent")
         if agent.archived or agent.deleted:
             return False
         await actors.archive_agent(self.db, self.ws.id, agent.id)
         return True
 
-    async def _deleteAgent(self, c: DeleteAgent) -> bool:
+    async def _delete_agent(self, c: DeleteAgent) -> bool:
         agent = await self._actor(c.key, "agent", deleted_ok=True)
         if agent.deleted:
             return False
@@ -230,7 +230,7 @@ class _Applier:
 
     # --- scopes ------------------------------------------------------------------------
 
-    async def _createScope(self, c: CreateScope) -> bool:
+    async def _create_scope(self, c: CreateScope) -> bool:
         existing = await scopes.scopes_by_keys(
             self.db, self.ws.id, [c.key, *([c.parent] if c.parent else [])]
         )
@@ -332,7 +332,7 @@ class _Applier:
         )
         return True
 
-    async def _addScopeMembers(self, c: AddScopeMembers) -> bool:
+    async def _add_scope_members(self, c: AddScopeMembers) -> bool:
         scope = await self._conversation(c.scope)
         actors = await self._live_actors(c.members)
         self._same_namespace(actors, scope.namespace_id)
@@ -341,7 +341,7 @@ class _Applier:
             await self._follow_membership(scope)
         return added > 0
 
-    async def _removeScopeMembers(self, c: RemoveScopeMembers) -> bool:
+    async def _remove_scope_members(self, c: RemoveScopeMembers) -> bool:
         scope = await self._conversation(c.scope)
         found = await actors.actors_by_keys(self.db, self.ws.id, c.members)
         for key in c.members:
@@ -354,7 +354,7 @@ class _Applier:
             await self._follow_membership(scope)
         return removed > 0
 
-    async def _makeScopePrivate(self, c: MakeScopePrivate) -> bool:
+    async def _make_scope_private(self, c: MakeScopePrivate) -> bool:
         scope = await self._conversation(c.key)
         if scope.kind != "channel":
             raise _Reject(
@@ -425,7 +425,7 @@ class _Applier:
 
     # --- memories ----------------------------------------------------------------------
 
-    async def _createMemory(self, c: CreateMemory) -> bool:
+    async def _create_memory(self, c: CreateMemory) -> bool:
         if await memories.memories_by_keys(self.db, self.ws.id, [c.key]):
             return False
         if c.audience.kind == "public" and c.audience.namespace is not None:
@@ -547,7 +547,7 @@ class _Applier:
             raise ChangeRejected(index, "sources: duplicate source")
         return out
 
-    async def _editMessage(self, c: EditMessage) -> bool:
+    async def _edit_message(self, c: EditMessage) -> bool:
         message = await self._message(c.key)
         if message.deleted or message.body == c.body:
             return False
@@ -557,13 +557,13 @@ class _Applier:
     # Deletions hide the messages in this transaction; their text goes right after it
     # commits, in bounded chunks (app.changes.erasure).
 
-    async def _deleteMessage(self, c: DeleteMessage) -> bool:
+    async def _delete_message(self, c: DeleteMessage) -> bool:
         message = await self._message(c.key)
         if message.deleted:
             return False
         return await deletions.hide_messages(self.db, self.ws.id, [message.id]) > 0
 
-    async def _eraseMemberMessages(self, c: EraseMemberMessages) -> bool | int:
+    async def _erase_member_messages(self, c: EraseMemberMessages) -> bool | int:
         found = (await actors.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
         if found is None or found.kind != "member":
             raise _Reject(f"unknown member '{_short(c.key)}'")
