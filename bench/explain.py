@@ -22,10 +22,10 @@ from typing import Any
 import asyncpg
 import httpx
 
-from app.api.ids import encode_id
 from app.data.session import Session
 from app.data.tokens import issue_actor_token
 from app.db import PLANNER_SETTINGS, connect, resolve_database_url
+from app.request.ids import encode_id
 from app.server import create_app, in_process
 from app.settings import Settings
 from bench import generate as g

@@ -45,8 +45,8 @@ from urllib.parse import urlsplit
 import asyncpg
 import httpx
 
-from app.api.ids import encode_id
 from app.db import connect, resolve_database_url
+from app.request.ids import encode_id
 from app.search.opaque import Sealer, seal
 from app.settings import Settings
 from bench.cluster import with_database

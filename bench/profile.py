@@ -70,7 +70,7 @@ async def _run(dsn: str, case: str, requests: int, top: int) -> dict[str, Any]:
         await conn.close()
     async with graphql(dsn) as gql:
         if persona is None:
-            from app.api.ids import encode_id
+            from app.request.ids import encode_id
 
             turn = await gql(
                 START_TURN,

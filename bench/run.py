@@ -31,9 +31,9 @@ from urllib.parse import urlsplit
 import asyncpg
 import httpx
 
-from app.api.ids import encode_id
 from app.data.identity_links import approve_link, confirm_link, revoke_member_links, start_link
 from app.db import PLANNER_SETTINGS, resolve_database_url
+from app.request.ids import encode_id
 from app.settings import Settings
 from bench.baselines import (
     AUTHOR,

@@ -43,11 +43,11 @@ import asyncpg
 import bm25s
 import Stemmer
 
-from app.api.ids import encode_id
 from app.data.eligibility import eligible, in_perspective
 from app.db import connect, resolve_database_url
 from app.fixtures.importer import import_fixture
 from app.migrate import migrate
+from app.request.ids import encode_id
 from app.settings import Settings
 from bench.cluster import with_database
 from bench.in_process import graphql

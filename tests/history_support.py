@@ -7,9 +7,9 @@ from typing import Any
 
 import asyncpg
 
-from app.api.ids import decode_id, encode_id
 from app.data.history_search import HitRow
 from app.data.rows import MessageRow
+from app.request.ids import decode_id, encode_id
 from tests.client import GraphQLClient
 from tests.personas import acme, globex, load
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import asyncpg
 
-from app.api.ids import encode_id
+from app.request.ids import encode_id
 
 SEARCH = """
 query Search(

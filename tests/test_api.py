@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from app.api.ids import encode_id
+from app.request.ids import encode_id
 from tests.personas import load_personas
 
 GRAPHQL_JSON = "application/graphql-response+json"

@@ -18,8 +18,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.api.ids import encode_id
 from app.fixtures.importer import import_fixture
+from app.request.ids import encode_id
 from app.search.paging import budget_for
 from app.settings import Settings
 from tests.client import GraphQLClient

@@ -8,8 +8,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.api.ids import decode_id
 from app.history.ranking import RARE_WINDOW, WINDOW
+from app.request.ids import decode_id
 from app.settings import Settings
 from tests.client import GraphQLClient
 from tests.history_support import (

@@ -8,9 +8,9 @@ from typing import Any
 
 import asyncpg
 
-from app.api.ids import decode_id
 from app.data.history_search import Neighbors
 from app.history.ledger import CEILING, Ledger
+from app.request.ids import decode_id
 from tests.client import GraphQLClient
 from tests.history_support import (
     REPLY,

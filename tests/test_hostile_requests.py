@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.api.ids import encode_id
+from app.request.ids import encode_id
 from tests.history_support import REPLY
 from tests.history_support import search as history_search
 from tests.message_search_support import SEARCH

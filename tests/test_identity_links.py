@@ -11,8 +11,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.api.ids import encode_id
 from app.data.tokens import issue_connector_token
+from app.request.ids import encode_id
 from app.settings import Settings
 from tests.changes_support import Connector, keyed
 from tests.client import GraphQLClient

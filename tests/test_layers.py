@@ -2,7 +2,10 @@
 
     entry points (app.cli, app.server)
       -> app.api            GraphQL: strawberry types and resolvers; app.mcp, the same
-                            operations as MCP tools (it uses app.api's ids and loaders)
+                            operations as MCP tools; the two transports never import each
+                            other
+        -> app.request      what a request needs on every transport: session, ledger,
+                            loaders, global ids, the check of client strings
         -> app.search, app.history, app.changes, app.fixtures, app.demo   the surfaces, live
            changes and the import tooling; app.access, which token kind may do what
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
@@ -29,6 +32,7 @@ LAYERS = {
     "app.api": 3,
     "app.web": 3,
     "app.mcp": 3,
+    "app.request": 2,
     "app.access": 2,
     "app.search": 2,
     "app.history": 2,
@@ -136,6 +140,17 @@ def test_no_import_points_up_a_layer() -> None:
         and LAYERS.get(_unit(target), -1) > LAYERS.get(_unit(name), 99)
     ]
     assert upward == []
+
+
+def test_the_transports_are_independent() -> None:
+    """GraphQL and MCP share what lies below both (app.request), never each other's code."""
+    crossing = [
+        f"{name} imports {target}"
+        for name, targets in _graph().items()
+        for target in targets
+        if {_unit(name), _unit(target)} == {"app.api", "app.mcp"}
+    ]
+    assert crossing == []
 
 
 def test_no_import_cycle_between_packages() -> None:

@@ -11,9 +11,9 @@ from typing import Any
 
 import asyncpg
 
-from app.api.ids import encode_id
 from app.data.eligibility import lineage_summary
 from app.data.lineage import cache_summaries
+from app.request.ids import encode_id
 from tests.client import GraphQLClient
 from tests.personas import load_personas
 

@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.api.ids import encode_id
+from app.request.ids import encode_id
 from app.settings import Settings
 from tests.client import GraphQLClient
 from tests.history_support import SEARCH, gid, start_turn

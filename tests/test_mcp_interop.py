@@ -349,7 +349,7 @@ async def test_nul_in_any_string_argument_is_bad_user_input_as_in_graphql(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Finding 7: NUL in a string argument was INTERNAL_SERVER_ERROR with a traceback; GraphQL
-    refuses the same input with BAD_USER_INPUT. One check (app.api.scalars.text_problem)."""
+    refuses the same input with BAD_USER_INPUT. One check (app.request.text.text_problem)."""
     caplog.set_level(logging.DEBUG)
     dm, alice = await gid(db, "Scope", "dm-alice"), await gid(db, "Member", "alice")
     turn = (

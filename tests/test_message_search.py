@@ -159,7 +159,7 @@ async def test_well_formed_ids_of_the_wrong_kind_or_of_nothing_match_nothing(
     helper = await global_id(db, "Agent", "helper")
     mallory = await global_id(db, "Member", "mallory")
     general = await global_id(db, "Scope", "general")
-    from app.api.ids import encode_id
+    from app.request.ids import encode_id
 
     for kind, id_ in [
         ("MEMBER", helper),  # an agent's id under MEMBER

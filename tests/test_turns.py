@@ -7,10 +7,10 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.api.ids import encode_id
 from app.data.readers import reader_for_token
 from app.errors import Forbidden, UsageError
 from app.history.turns import start_turn_by_keys
+from app.request.ids import encode_id
 from tests.client import GraphQLClient
 from tests.history_support import SEARCH, START, gid, start_turn
 

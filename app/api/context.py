@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import strawberry
 
-from app.api.loaders import Loaders
 from app.data.readers import Reader
 from app.data.session import Session
 from app.history.ledger import Ledger
+from app.request.loaders import Loaders
 from app.search.keys import Keys
 from app.settings import Settings
 

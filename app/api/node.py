@@ -1,4 +1,4 @@
-"""The Node interface: every object with a global id (app.api.ids) implements it."""
+"""The Node interface: every object with a global id (app.request.ids) implements it."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ the process, so their input coercion is replaced on graphql-core's scalar object
 by `install()` (app.server.create_app calls it; `uninstall()` restores graphql-core's own
 functions, for tests), never as a side effect of an import:
 
-- an ID that does not parse as one of Recall's global ids (app.api.ids) and
+- an ID that does not parse as one of Recall's global ids (app.request.ids) and
 - a String with a NUL character or a lone surrogate (which PostgreSQL text cannot hold)
 
 are then request errors with BAD_USER_INPUT, in a literal or a variable, before anything
@@ -19,7 +19,8 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLID, GraphQLScalarType, GraphQLString, StringValueNode
 
-from app.api.ids import decode_id
+from app.request.ids import decode_id
+from app.request.text import text_problem
 
 # graphql-core 3.3 reads the coerce_* names; older code paths the parse_* ones.
 _HOOKS = ("parse_value", "coerce_input_value", "parse_literal", "coerce_input_literal")
@@ -28,18 +29,6 @@ _ORIGINAL: dict[tuple[str, str], Any] = {
     for scalar in (GraphQLID, GraphQLString)
     for hook in _HOOKS
 }
-
-
-def text_problem(value: str) -> str | None:
-    """Why PostgreSQL text cannot hold `value`, or None. The one check of every string a
-    client sends, GraphQL's (check_text) and MCP's tool arguments (app.mcp.server) alike."""
-    if "\x00" in value:
-        return "a string must not contain a NUL character"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "a string must be valid Unicode (it has a lone surrogate)"
-    return None
 
 
 def check_text(value: str) -> str:

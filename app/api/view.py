@@ -27,13 +27,13 @@ from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from app.api.context import Context
-from app.api.loaders import Loaders
-from app.api.request_scope import ledger_for, open_session
 from app.api.schema import schema
 from app.data.readers import reader_for_token
 from app.db import Pools
 from app.errors import RecallError, ServiceUnavailable, Timeout
 from app.observability.logging import log_graphql_error, note_request
+from app.request.loaders import Loaders
+from app.request.scope import ledger_for, open_session
 from app.settings import Settings
 from app.web import graphiql_page
 

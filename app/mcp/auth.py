@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from mcp.server.auth.provider import AccessToken
 from pydantic import ConfigDict, Field
 
-from app.api.request_scope import open_session
 from app.data.readers import Reader, reader_for_token
 from app.db import Pools
 from app.errors import ServiceUnavailable, Timeout
+from app.request.scope import open_session
 from app.search.keys import KeyRing
 from app.settings import Settings
 

@@ -36,9 +36,6 @@ from pydantic import Field, ValidationError
 
 from app import access
 from app.access import Policy, TokenKind
-from app.api.loaders import Loaders
-from app.api.request_scope import open_session
-from app.api.scalars import text_problem
 from app.data.readers import Reader, reader_for_token
 from app.db import Pools
 from app.errors import BadUserInput, RecallError, ServiceUnavailable, Timeout, Unauthenticated
@@ -46,6 +43,9 @@ from app.mcp import results, tools
 from app.mcp.auth import RecallAccess, RecallTokenVerifier, Runtime
 from app.mcp.http import McpEndpoint
 from app.observability.metrics import observe_tool_call
+from app.request.loaders import Loaders
+from app.request.scope import open_session
+from app.request.text import text_problem
 from app.search.keys import KeyRing
 from app.settings import Settings
 
@@ -98,7 +98,7 @@ def _argument_message(error: ValidationError) -> str:
 
 def _argument_problem(arguments: dict[str, Any]) -> str | None:
     """The first string argument PostgreSQL text cannot hold (a NUL character), checked as
-    GraphQL checks every String (app.api.scalars.text_problem), before the tool runs."""
+    GraphQL checks every String (app.request.text.text_problem), before the tool runs."""
     for name, value in arguments.items():
         values = value if isinstance(value, list) else [value]
         for v in values:

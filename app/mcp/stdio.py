@@ -28,13 +28,13 @@ import anyio
 from mcp.server.stdio import stdio_server
 from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
-from app.api.request_scope import open_session
 from app.data.readers import reader_for_token
 from app.db import open_pools
 from app.errors import RecallError, UsageError
 from app.mcp import jsonrpc
 from app.mcp.auth import Runtime
 from app.mcp.server import RecallMCP, build_server
+from app.request.scope import open_session
 from app.search.keys import KeyRing
 from app.settings import Settings
 

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app import access
-from app.api.ids import decode_id, encode_id
-from app.api.loaders import Loaders
 from app.data import directory, transcript
 from app.data.readers import Reader, reader_for_turn
 from app.data.rows import ActorRow, MessageRow, ScopeRow
@@ -27,6 +25,8 @@ from app.history.replies import post_reply as domain_post_reply
 from app.history.search import HistoryRequest, HitView, history_search
 from app.history.turns import start_turn as domain_start_turn
 from app.mcp import results
+from app.request.ids import decode_id, encode_id
+from app.request.loaders import Loaders
 from app.search.keys import Keys
 from app.search.message_search import (
     AuthorRequest,

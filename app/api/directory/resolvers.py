@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.api.context import Info
-from app.api.ids import decode_id
 from app.data import directory, transcript
 from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.errors import BadUserInput
+from app.request.ids import decode_id
 from app.search.cursor import decode_seq_cursor, encode_seq_cursor
 
 MAX_PAGE = 100

@@ -14,12 +14,12 @@ from app import access
 from app.api.context import Info
 from app.api.directory import resolvers
 from app.api.execution import without_info
-from app.api.ids import encode_id
 from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, Page, guarded, sized
 from app.data.identity_links import LinkRow
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+from app.request.ids import encode_id
 
 # What the cost model counts for a workspace's listings (app.api.limits): a directory of a
 # few hundred people or conversations, nominally.

@@ -6,7 +6,6 @@ which destination: a turn token for searching and replying, an agent token for s
 from __future__ import annotations
 
 from app.api.context import Info
-from app.api.ids import expect_id
 from app.data import turns
 from app.data.rows import MessageRow
 from app.data.turns import AuditRow, TurnRow
@@ -15,6 +14,7 @@ from app.history.ledger import Ledger
 from app.history.replies import ReplyOutcome, post_reply
 from app.history.search import HistoryRequest, HistoryResult, history_search
 from app.history.turns import start_turn
+from app.request.ids import expect_id
 
 
 def turn_ledger(info: Info) -> Ledger:

@@ -14,13 +14,13 @@ from app.api.context import Info
 from app.api.directory.resolvers import load_actor
 from app.api.directory.types import Member, Message, Scope, scope_of
 from app.api.history import resolvers
-from app.api.ids import encode_id
 from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, guarded, sized
 from app.data.turns import AuditRow, TurnRow
 from app.history.ledger import CEILING
 from app.history.search import MAX_FIRST, HistoryResult, HitView
+from app.request.ids import encode_id
 
 # The audit rows a turn lists, as the cost model counts them: a turn searches a few times.
 SEARCHES_LISTED = 20

@@ -15,11 +15,11 @@ from app import access
 from app.api.context import Info
 from app.api.directory.resolvers import load_actor
 from app.api.directory.types import IdentityLink, Member
-from app.api.ids import expect_id
 from app.api.node import Node
 from app.api.policies import guarded
 from app.data import identity_links
 from app.errors import BadUserInput
+from app.request.ids import expect_id
 
 
 @strawberry.type(description="A code that links this identity to another of the same person.")

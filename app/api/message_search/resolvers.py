@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from app.api.context import Info
-from app.api.ids import decode_id
 from app.data.readiness import ReadinessRow, readiness_of
+from app.request.ids import decode_id
 from app.search.message_search import (
     AuthorRequest,
     DecodedId,

@@ -13,9 +13,9 @@ from app.api.context import Info
 from app.api.directory.types import Agent, Member, Message, Scope, Workspace
 from app.api.history.schema import resolve_turns
 from app.api.identity.schema import resolve_links
-from app.api.ids import decode_id
 from app.api.node import Node
 from app.data import directory
+from app.request.ids import decode_id
 
 NodeResolver = Callable[[Info, Sequence[int]], Awaitable[list[Node | None]]]
 
