@@ -54,6 +54,13 @@ class Policy:
         return f"{article} {listed} token"
 
 
+def allows_through_turn(policy: Policy, kind: str) -> bool:
+    """Whether a token of `kind` may perform a turn's operation by naming a turn (MCP's `turn`
+    argument): an agent token, for a turn it started; it then acts as that turn, with the
+    turn's reader (app.mcp.tools), so the turn's own rules still decide everything else."""
+    return kind == TokenKind.AGENT and TokenKind.TURN in policy.kinds
+
+
 def policy(operation: str, *kinds: TokenKind) -> Policy:
     return Policy(operation, frozenset(kinds))
 

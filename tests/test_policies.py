@@ -122,3 +122,23 @@ def test_a_field_that_runs_a_statement_per_call_is_costed_per_call() -> None:
     )
     assert one.cost > STATEMENT_COST
     assert listed.cost > 100 * STATEMENT_COST
+
+
+def test_only_an_agent_reaches_a_turns_operations_through_a_turn() -> None:
+    """MCP's `turn` argument (app.access.allows_through_turn): an agent token may perform what
+    a turn token may, by naming its turn; no other kind, and nothing a turn may not do."""
+    from app.access import (
+        HISTORY_SEARCH,
+        MESSAGE_SEARCH,
+        POST_REPLY,
+        START_TURN,
+        TokenKind,
+        allows_through_turn,
+    )
+
+    for turn_operation in (HISTORY_SEARCH, POST_REPLY):
+        assert allows_through_turn(turn_operation, TokenKind.AGENT)
+        for kind in (TokenKind.MEMBER, TokenKind.CONNECTOR, TokenKind.TURN):
+            assert not allows_through_turn(turn_operation, kind)
+    for other in (MESSAGE_SEARCH, START_TURN):
+        assert not allows_through_turn(other, TokenKind.AGENT)

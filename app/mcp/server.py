@@ -35,7 +35,7 @@ from mcp_types import METHOD_NOT_FOUND, CallToolResult, TextContent, Tool, ToolA
 from pydantic import Field, ValidationError
 
 from app import access
-from app.access import Policy, TokenKind
+from app.access import Policy
 from app.data.readers import Reader, reader_for_token
 from app.db import Pools
 from app.errors import BadUserInput, RecallError, ServiceUnavailable, Timeout, Unauthenticated
@@ -65,7 +65,9 @@ class ToolAccess:
     through_turn: bool = False
 
     def allows(self, kind: str) -> bool:
-        return self.policy.allows(kind) or (self.through_turn and kind == TokenKind.AGENT)
+        return self.policy.allows(kind) or (
+            self.through_turn and access.allows_through_turn(self.policy, kind)
+        )
 
 
 TOOLS: dict[str, ToolAccess] = {
