@@ -103,9 +103,10 @@ async def start_turn(
     requester: str,
     trigger: str | None = None,
     window: int = 0,
+    workspace: str = "acme",
 ) -> str:
     """A turn token, through the startTurn mutation. Window 0 unless a test needs one."""
-    token = await issue_token("agent", "acme", agent)
+    token = await issue_token("agent", workspace, agent)
     variables = {
         "scope": await gid(db, "Scope", scope),
         "requester": await gid(db, "Member", requester),

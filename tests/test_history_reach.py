@@ -22,7 +22,7 @@ import pytest
 
 from app.history.ledger import CEILING
 from tests.client import GraphQLClient
-from tests.history_support import REPLY, START, gid, search
+from tests.history_support import REPLY, search, start_turn
 from tests.personas import load
 
 MAX_PAGES = 200
@@ -79,15 +79,9 @@ def _channel(
 
 async def _turn(client: GraphQLClient, db: asyncpg.Connection, issue_token: Any) -> str:
     """A turn of `bot` in its DM with ana (the public room is in its perspective)."""
-    token = await issue_token("agent", "reach", "bot")
-    variables = {
-        "scope": await gid(db, "Scope", "dm"),
-        "requester": await gid(db, "Member", "ana"),
-        "window": 0,
-    }
-    data = await client.gql(START, variables, token=token)
-    turn: str = data["startTurn"]["token"]
-    return turn
+    return await start_turn(
+        client, db, issue_token, workspace="reach", agent="bot", scope="dm", requester="ana"
+    )
 
 
 def _page_keys(page: dict[str, Any]) -> list[str]:

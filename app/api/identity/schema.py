@@ -5,7 +5,7 @@ app.data.identity_links does the work, each mutation in one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Annotated
 
@@ -18,6 +18,8 @@ from app.api.directory.types import IdentityLink, Member
 from app.api.node import Node
 from app.api.policies import guarded
 from app.data import identity_links
+from app.data.executor import Executor
+from app.data.identity_links import LinkRow
 from app.errors import BadUserInput
 from app.request.ids import expect_id
 
@@ -143,15 +145,9 @@ class IdentityMutation:
         info: Info,
         id: Annotated[strawberry.ID, strawberry.argument(description="The IdentityLink's id.")],
     ) -> IdentityLink:
-        reader = info.context.reader
-        access.APPROVE_IDENTITY_LINK.check(reader)
-        pk = expect_id(id, "IdentityLink")
-        if pk is None:
-            raise BadUserInput(identity_links.UNKNOWN_LINK)
-        db = info.context.db
-        async with db.transaction():
-            link = await identity_links.approve_link(db, reader.workspace_id, reader.actor_id, pk)
-        return IdentityLink.of(link)
+        return await _on_own_link(
+            info, id, access.APPROVE_IDENTITY_LINK, identity_links.approve_link
+        )
 
     @guarded(
         "Revoke one of your identity links (either identity may), or decline a pending one: it "
@@ -165,15 +161,26 @@ class IdentityMutation:
         info: Info,
         id: Annotated[strawberry.ID, strawberry.argument(description="The IdentityLink's id.")],
     ) -> IdentityLink:
-        reader = info.context.reader
-        access.REVOKE_IDENTITY_LINK.check(reader)
-        pk = expect_id(id, "IdentityLink")
-        if pk is None:
-            raise BadUserInput(identity_links.UNKNOWN_LINK)
-        db = info.context.db
-        async with db.transaction():
-            link = await identity_links.revoke_link(db, reader.workspace_id, reader.actor_id, pk)
-        return IdentityLink.of(link)
+        return await _on_own_link(info, id, access.REVOKE_IDENTITY_LINK, identity_links.revoke_link)
+
+
+async def _on_own_link(
+    info: Info,
+    id: strawberry.ID,
+    policy: access.Policy,
+    act: Callable[[Executor, int, int, int], Awaitable[LinkRow]],
+) -> IdentityLink:
+    """Approve or revoke one of the viewer's links, in one transaction; an id that is not an
+    IdentityLink's answers as an unknown link."""
+    reader = info.context.reader
+    policy.check(reader)
+    pk = expect_id(id, "IdentityLink")
+    if pk is None:
+        raise BadUserInput(identity_links.UNKNOWN_LINK)
+    db = info.context.db
+    async with db.transaction():
+        link = await act(db, reader.workspace_id, reader.actor_id, pk)
+    return IdentityLink.of(link)
 
 
 async def resolve_links(info: Info, pks: Sequence[int]) -> list[Node | None]:
