@@ -14,7 +14,10 @@ class Params:
     def __init__(self, first: Sequence[object] = ()) -> None:
         self.values = list(first)
 
-    def add(self, value: object) -> str:
-        """Bind `value` and return its placeholder (`$n`)."""
+    def add(self, value: object, cast: str | None = None) -> str:
+        """Bind `value` and return its placeholder (`$n`), with its cast when given
+        (`$n::bigint[]`): PostgreSQL types a parameter by its first use, so one whose use does
+        not fix its type (a comparison with null, an array) says it here."""
         self.values.append(value)
-        return f"${len(self.values)}"
+        placeholder = f"${len(self.values)}"
+        return f"{placeholder}::{cast}" if cast else placeholder
