@@ -301,22 +301,40 @@ async def test_a_request_reuses_exactly_the_allowed_audiences_it_computed(
     audiences and later statements of the same request take them as a parameter: what they
     take must be exactly the allowed audiences, for that destination only, for that request
     only (the session is the request's)."""
-    from app.data.message_search import CandidateQuery, scan_candidates
+    from app.data.audit import SearchAudit
+    from app.data.message_search.inputs import CandidateQuery
+    from app.data.message_search.statement import search_page
     from app.data.session import Session
     from app.db import create_pool
 
     await _messages(db, lab, 3)
     ben = (lab.ws, "members", lab.ns, [lab.ben])
     ann = (lab.ws, "members", lab.ns, [lab.ann])
+    audit = SearchAudit("message_search", lab.ben, None, "", {}, {})
     pool = await create_pool(dsn, min_size=1, max_size=1)
     try:
         session = Session(pool)
         assert session.allowed_audiences(ben) is None
-        await scan_candidates(session, CandidateQuery(ben, ["bulk"], []), after=None, budget=10)
+
+        async def search() -> list[int]:
+            page = await search_page(
+                session,
+                CandidateQuery(ben, ["bulk"], []),
+                after=None,
+                first=10,
+                budget=10,
+                audit=audit,
+            )
+            return [h.candidate.message_id for h in page.hits]
+
+        computed = await search()
         expected = await db.fetchval(f"select {ALLOWED_AUDIENCE_IDS}", *ben)
         assert sorted(session.allowed_audiences(ben) or []) == sorted(expected)
         assert lab.ben_audience in expected
         assert session.allowed_audiences(ann) is None  # another destination: nothing reused
+        # The next statement takes them as its parameter and decides exactly as computing them.
+        assert await search() == computed
+        assert sorted(session.allowed_audiences(ben) or []) == sorted(expected)
         await session.close()
         assert Session(pool).allowed_audiences(ben) is None  # another request: nothing kept
     finally:

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.data import message_search
 from app.data.eligibility import eligible
+from app.data.message_search import scan
 from tests.message_search_support import (
     SEARCH,
     author,
@@ -132,7 +132,7 @@ async def test_walking_the_newest_documents_first_changes_no_page(
 ) -> None:
     """Queries of several words read the newest `WALK` documents before the planner's scan
     takes over; wherever that boundary falls, the pages are exactly the unpaged result."""
-    monkeypatch.setattr(message_search, "WALK", walk)
+    monkeypatch.setattr(scan, "WALK", walk)
     words = query.split()
     expected = await _oracle(
         db, [w for w in words if not w.startswith("-")], [w[1:] for w in words if w[0] == "-"]
@@ -143,7 +143,7 @@ async def test_walking_the_newest_documents_first_changes_no_page(
 
 
 # The token with its reader and readiness; the scan, the page and the page's messages with their
-# highlights in one statement; the audit row (app.data.message_search.search_page). No BEGIN or
+# highlights in one statement; the audit row (app.data.message_search.statement.search_page). No BEGIN or
 # COMMIT.
 STATEMENTS_PER_SEARCH = 3
 

@@ -7,13 +7,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.data.message_search import (
+from app.data.audit import SearchAudit
+from app.data.message_search.inputs import (
     After,
     AuthorCondition,
     CandidateQuery,
     ScopeCondition,
-    scan_candidates,
 )
+from app.data.message_search.statement import search_page
+
+
+class _Sent(Exception):
+    """The page's statement was sent: nothing past it is under test."""
 
 
 class _Recorder:
@@ -22,13 +27,9 @@ class _Recorder:
     def __init__(self) -> None:
         self.sql: list[str] = []
 
-    async def execute(self, sql: str, *args: object) -> str:
-        self.sql.append(sql)
-        return ""
-
     async def fetch(self, sql: str, *args: object) -> list[object]:
         self.sql.append(sql)
-        return []
+        raise _Sent
 
     def allowed_audiences(self, destination: object) -> None:
         return None
@@ -37,8 +38,29 @@ class _Recorder:
         pass
 
 
-async def _candidate_where(**conditions: object) -> str:
+async def _page_sql(query: CandidateQuery, after: After | None = None) -> str:
+    """The page statement search_page sends for `query`."""
     recorder = _Recorder()
+    with pytest.raises(_Sent):
+        await search_page(
+            recorder,  # type: ignore[arg-type]
+            query,
+            after=after,
+            first=20,
+            budget=200,
+            audit=SearchAudit("message_search", 2, None, "", {}, {}),
+        )
+    return recorder.sql[-1]
+
+
+def _scans(sql: str) -> list[str]:
+    """The WHERE clause of each scan of the sidecar: the probe, then the rest of the budget."""
+    return [
+        part.split("order by", 1)[0].strip() for part in sql.split("from search_documents d")[1:]
+    ]
+
+
+async def _candidate_where(**conditions: object) -> list[str]:
     query = CandidateQuery(
         (1, "members", 2, [3]),
         ["acme"],
@@ -48,14 +70,28 @@ async def _candidate_where(**conditions: object) -> str:
         since=conditions.get("since"),  # type: ignore[arg-type]
         until=conditions.get("until"),  # type: ignore[arg-type]
     )
-    await scan_candidates(
-        recorder,  # type: ignore[arg-type]
-        query,
-        after=conditions.get("after"),  # type: ignore[arg-type]
-        budget=200,
-    )
-    search_sql = recorder.sql[-1]
-    return search_sql.split("from search_documents d", 1)[1].split("order by", 1)[0].strip()
+    scans = _scans(await _page_sql(query, conditions.get("after")))  # type: ignore[arg-type]
+    assert len(scans) == 2, scans  # one word: no walk of the newest documents
+    return scans
+
+
+def _conjuncts(where: str) -> list[str]:
+    """The top-level `and` terms of a WHERE clause."""
+    terms, depth, start = [], 0, 0
+    for i, ch in enumerate(where):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and where.startswith(" and ", i):
+            terms.append(where[start:i])
+            start = i + len(" and ")
+    return [*terms, where[start:]]
+
+
+def _assert_no_top_level_or(extra: str) -> None:
+    """Any OR sits inside the conjunct's own parentheses."""
+    depth = 0
+    for i, ch in enumerate(extra):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        assert not (depth == 0 and extra[i : i + 4] == " or "), extra
 
 
 @pytest.mark.parametrize(
@@ -74,26 +110,34 @@ async def _candidate_where(**conditions: object) -> str:
 )
 async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, object]) -> None:
     """The invariant of app.data.message_search, checked on the SQL: a filter appends
-    `and (...)` to the candidate WHERE clause and changes nothing before it."""
-    base = await _candidate_where()
-    narrowed = await _candidate_where(**condition)
-    assert narrowed.startswith(base + " and ")
-    extra = narrowed[len(base) :].strip()
+    `and (...)` to the candidate WHERE clause and changes nothing before it; in the scan of
+    the rest of the budget too, which keeps every conjunct of its unfiltered self."""
+    base_probe, base_rest = await _candidate_where()
+    narrowed_probe, narrowed_rest = await _candidate_where(**condition)
+    assert narrowed_probe.startswith(base_probe + " and ")
+    extra = narrowed_probe[len(base_probe) :].strip()
     assert extra.startswith("and ")
-    # No top-level OR: any OR sits inside the conjunct's own parentheses.
-    depth = 0
-    for i, ch in enumerate(extra):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        assert not (depth == 0 and extra[i : i + 4] == " or "), extra
+    _assert_no_top_level_or(extra)
+    # The rest starts where the probe's decision says (not at the cursor), and is gated by it:
+    # a filter is one more conjunct there, in front of the gate.
+    base, narrowed = _conjuncts(base_rest), _conjuncts(narrowed_rest)
+    assert base[-1] == narrowed[-1] == "(select go from decided)"
+    if "after" in condition:
+        assert narrowed == base
+    else:
+        assert narrowed[: len(base) - 1] == base[:-1]
+        for term in narrowed[len(base) - 1 : -1]:
+            _assert_no_top_level_or(term)
+        assert len(narrowed) > len(base)
 
 
 async def test_each_time_bound_is_its_own_conjunct_and_both_together_are_two() -> None:
     """since and until narrow independently: with both, the WHERE clause is the base, then the
     since conjunct, then the until conjunct — each exactly as it is alone."""
     since, until = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 2, tzinfo=UTC)
-    base = await _candidate_where()
-    only_since = await _candidate_where(since=since)
-    both = await _candidate_where(since=since, until=until)
+    base, _ = await _candidate_where()
+    only_since, _ = await _candidate_where(since=since)
+    both, _ = await _candidate_where(since=since, until=until)
     assert both.startswith(only_since + " and ")
     assert both[len(only_since) :].strip() == "and d.created_at < $8::timestamptz"
     assert only_since[len(base) :].strip() == "and d.created_at >= $7::timestamptz"
@@ -102,11 +146,5 @@ async def test_each_time_bound_is_its_own_conjunct_and_both_together_are_two() -
 async def test_the_document_time_is_checked_against_the_message_row() -> None:
     """Like scope and author, created_at is the sidecar's copy: a document whose time disagrees
     with its message fails closed (the lateral join finds no message row)."""
-    recorder = _Recorder()
-    await scan_candidates(
-        recorder,  # type: ignore[arg-type]
-        CandidateQuery((1, "members", 2, [3]), ["acme"], []),
-        after=None,
-        budget=200,
-    )
-    assert "m.created_at = c.created_at" in recorder.sql[-1]
+    sql = await _page_sql(CandidateQuery((1, "members", 2, [3]), ["acme"], []))
+    assert "m.created_at = c.created_at" in sql

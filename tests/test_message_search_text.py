@@ -139,7 +139,7 @@ async def test_a_page_of_100_costs_the_statements_of_a_page_of_1(
     counts = {}
     for first in (1, 10, 100):
         result = await client.post(
-            # One word: a query of several first reads the newest documents (scan_for_page),
+            # One word: a query of several first reads the newest documents (app.data.message_search.scan),
             # which can add one scan statement, independently of the page size.
             'query($first: Int) { messageSearch(query: "status", first: $first) {'
             " edges { node { key body scope { key parent { key } } author { ... on Member { key }"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.data.message_search import Candidate
+from app.data.message_search.rows import Candidate
 from app.search.cursor import Position
 from app.search.paging import page_of
 

@@ -93,7 +93,7 @@ class MessageRow:
     body: str
     created_at: datetime
     # False when the statement that read the row left a long body out (a search page reads
-    # only a window of it: app.data.message_search); Message.body then loads it.
+    # only a window of it: app.data.message_search.hydrate); Message.body then loads it.
     body_complete: bool = True
     # Read in the same statement when the message was hydrated for a reader (app.data.messages):
     # shown with the message, so resolving them costs nothing more.

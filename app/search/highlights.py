@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.data.message_search import START_MARK, STOP_MARK
+from app.data.message_search.hydrate import START_MARK, STOP_MARK
 
 # The same blocks as recall_cjk_runs() in migrations/003_search_documents.sql.
 _CJK_RUN = re.compile(

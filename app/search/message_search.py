@@ -5,7 +5,7 @@ Order of work:
   1. the query is parsed and the filters (decoded ids, the time bounds in UTC) bound into the cursor's binding, so a
      cursor from any other search is INVALID_CURSOR before anything is read;
   2. the readiness gate (SEARCH_UNAVAILABLE until the workspace's index is complete);
-  3. one statement (app.data.message_search.search_page): the bounded, authorized candidate
+  3. one statement (app.data.message_search.statement.search_page): the bounded, authorized candidate
      scan, the page (decided as app.search.paging.page_of decides it), and the page's messages,
      read from the very rows their verdicts admitted (one snapshot: no second authorization is
      needed), with their highlights; then the page's audit row; the caller's `remember` keeps
@@ -23,13 +23,13 @@ from typing import Any
 
 from app import access
 from app.data.audit import SearchAudit, query_digest
-from app.data.message_search import (
+from app.data.message_search.inputs import (
     After,
     AuthorCondition,
     CandidateQuery,
     ScopeCondition,
-    search_page,
 )
+from app.data.message_search.statement import search_page
 from app.data.readers import Reader
 from app.data.rows import MessageRow
 from app.data.session import Session

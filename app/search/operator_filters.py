@@ -1,6 +1,6 @@
 """What a messageSearch query's operators mean for one viewer: each value resolved against what
 the viewer may see (app.data.query_names), compiled into the filters the arguments use
-(app.data.message_search's conditions), and read back to the client (interpretation).
+(app.data.message_search.conditions), and read back to the client (interpretation).
 
 The rules (docs/api.md, Operators):
 - several values of one operator (`from:a from:b`) are OR'd; different operators AND;
@@ -24,7 +24,7 @@ from datetime import date, datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from app.data.message_search import AuthorSet, ScopeSet
+from app.data.message_search.inputs import AuthorSet, ScopeSet
 from app.data.query_names import actors_named, scopes_named
 from app.data.readers import Reader
 from app.data.rows import ActorRow, ScopeRow

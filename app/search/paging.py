@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.data.message_search import Candidate, PageRows
+from app.data.message_search.rows import Candidate, PageRows
 from app.search.cursor import Position
 
 EXCLUSION_RULES = ("no_evidence", "audience", "lineage")
@@ -61,7 +61,7 @@ def page_of(candidates: Sequence[Candidate], first: int, budget: int) -> Page:
 
 
 def page_decided(rows: PageRows, budget: int) -> Page:
-    """The Page of a page decided in SQL (app.data.message_search.search_page, which computes
+    """The Page of a page decided in SQL (app.data.message_search.statement.search_page, which computes
     page_of's cut in the statement): the same hits, flags, end and exclusions page_of gives for
     the candidates that statement read."""
     hits = [h.candidate for h in rows.hits]
