@@ -143,8 +143,8 @@ async def test_walking_the_newest_documents_first_changes_no_page(
 
 
 # The token with its reader and readiness; the scan, the page and the page's messages with their
-# highlights in one statement; the audit row (app.data.message_search.statement.search_page). No BEGIN or
-# COMMIT.
+# highlights in one statement; the audit row (app.data.message_search.statement.search_page). No
+# BEGIN or COMMIT.
 STATEMENTS_PER_SEARCH = 3
 
 

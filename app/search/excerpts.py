@@ -3,8 +3,8 @@
 A search result lists many messages; a message may be a pasted log of 100 KB. The excerpt is
 what a list shows: the whole body when it is short (at most EXCERPT characters), otherwise
 EXCERPT characters from a little before the first highlight (the start of the window the
-search read, app.data.message_search.hydrate, when nothing is highlighted), cut at spaces where one is
-near. Offsets are UTF-16 code units like every range in the API: `start`/`end` place the
+search read, app.data.message_search.hydrate, when nothing is highlighted), cut at spaces where
+one is near. Offsets are UTF-16 code units like every range in the API: `start`/`end` place the
 excerpt in the body, and its highlights are relative to its own text.
 """
 

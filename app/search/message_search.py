@@ -5,10 +5,10 @@ Order of work:
   1. the query is parsed and the filters (decoded ids, the time bounds in UTC) bound into the cursor's binding, so a
      cursor from any other search is INVALID_CURSOR before anything is read;
   2. the readiness gate (SEARCH_UNAVAILABLE until the workspace's index is complete);
-  3. one statement (app.data.message_search.statement.search_page): the bounded, authorized candidate
-     scan, the page (decided as app.search.paging.page_of decides it), and the page's messages,
-     read from the very rows their verdicts admitted (one snapshot: no second authorization is
-     needed), with their highlights; then the page's audit row; the caller's `remember` keeps
+  3. one statement (app.data.message_search.statement.search_page): the bounded, authorized
+     candidate scan, the page (decided as app.search.paging.page_of decides it), and the page's
+     messages, read from the very rows their verdicts admitted (one snapshot: no second
+     authorization is needed), with their highlights; then the page's audit row; the caller's `remember` keeps
      what loaded for the rest of the request (the loaders' cache).
 A failed audit write fails the search: nothing is shown that was not audited.
 """

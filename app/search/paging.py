@@ -61,9 +61,9 @@ def page_of(candidates: Sequence[Candidate], first: int, budget: int) -> Page:
 
 
 def page_decided(rows: PageRows, budget: int) -> Page:
-    """The Page of a page decided in SQL (app.data.message_search.statement.search_page, which computes
-    page_of's cut in the statement): the same hits, flags, end and exclusions page_of gives for
-    the candidates that statement read."""
+    """The Page of a page decided in SQL (app.data.message_search.statement.search_page, which
+    computes page_of's cut in the statement): the same hits, flags, end and exclusions page_of
+    gives for the candidates that statement read."""
     hits = [h.candidate for h in rows.hits]
     exclusions = {rule: rows.exclusions.get(rule, 0) for rule in EXCLUSION_RULES}
     if rows.cut:
