@@ -10,9 +10,10 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 
 from app.api.context import Info
-from app.api.directory.types import Agent, Member, Message, Scope, Workspace
+from app.api.directory.types import Agent, Message, Scope, Workspace
 from app.api.history.schema import resolve_turns
 from app.api.identity.schema import resolve_links
+from app.api.identity.types import Member
 from app.api.node import Node
 from app.data import directory
 from app.request.ids import decode_id
