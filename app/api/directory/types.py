@@ -20,6 +20,7 @@ from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, Page, guarded, sized
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
 from app.request.ids import encode_id
+from app.search.transcript import DEFAULT_PAGE
 
 # What the cost model counts for a workspace's listings (app.api.limits): a directory of a
 # few hundred people or conversations, nominally.
@@ -120,7 +121,7 @@ class Scope(Node):
         "before it, the message, `first` after it), or `first` after / `last` before a cursor. "
         "Messages the viewer may not read are skipped. One statement per scope asked.",
         access=PARENT,
-        size=Page(resolvers.DEFAULT_PAGE),
+        size=Page(DEFAULT_PAGE),
         statement=True,
     )
     async def messages(
