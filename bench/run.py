@@ -31,8 +31,10 @@ from urllib.parse import urlsplit
 import asyncpg
 import httpx
 
-from app.data.identity_links import approve_link, confirm_link, revoke_member_links, start_link
+from app.data.identity_links import revoke_member_links
+from app.data.readers import Reader
 from app.db import PLANNER_SETTINGS, resolve_database_url
+from app.identity import links
 from app.request.ids import encode_id
 from app.settings import Settings
 from bench.baselines import (
@@ -138,11 +140,13 @@ async def _link_identity(conn: asyncpg.Connection, ws: int, member: int) -> None
         ws,
         ns,
     )
+    starter = Reader(workspace_id=ws, kind="member", actor_id=member, destination=None)
+    confirmer = Reader(workspace_id=ws, kind="member", actor_id=other, destination=None)
     async with conn.transaction():
         await revoke_member_links(conn, ws, member, "connector")
-        code = await start_link(conn, ws, member, 600)
-        pending = await confirm_link(conn, ws, other, code.code, 600)
-        await approve_link(conn, ws, member, pending.id)
+        code = await links.start(conn, starter, 600)
+        pending = await links.confirm(conn, confirmer, code.code, 600)
+        await links.approve(conn, starter, pending.id)
 
 
 async def _measure(

@@ -1,7 +1,7 @@
 """Each tool as a call of the domain function its GraphQL twin calls, and its typed result.
 
 search_messages is messageSearch (app.search.message_search), read_conversation is
-`node(id).scope.messages(around:)` (app.data.transcript.window), start_turn, search_history and
+`node(id).scope.messages(around:)` (app.search.transcript), start_turn, search_history and
 post_reply are startTurn, historySearch and postReply (app.history). Same checks (each domain
 function checks its app.access policy first), same limits, same ledger and audit rows, same
 pre-delivery recheck. A tool takes no perspective, audience or requester: those come from the
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app import access
-from app.data import directory, transcript
+from app.data import directory
 from app.data.readers import Reader, reader_for_turn
 from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.data.session import Session
@@ -27,6 +27,7 @@ from app.history.turns import start_turn as domain_start_turn
 from app.mcp import results
 from app.request.ids import decode_id, encode_id
 from app.request.loaders import Loaders
+from app.search import transcript
 from app.search.keys import Keys
 from app.search.message_search import (
     AuthorRequest,
@@ -169,40 +170,29 @@ async def _author_filter(call: Call, author: str) -> AuthorRequest:
 async def read_conversation(
     call: Call, *, message_id: str, before: int | None, after: int | None
 ) -> results.ReadConversationResult:
-    access.READ_CONVERSATION.check(call.reader)
     n_before = _limit(before, AROUND_DEFAULT, AROUND_MAX, "before", least=0)
     n_after = _limit(after, AROUND_DEFAULT, AROUND_MAX, "after", least=0)
     decoded = _decode(message_id)
     if decoded is None:
         raise BadUserInput("message_id is not a Message id")
-    # A message that does not exist and one the reader may not read answer alike.
-    target = await call.loaders.message_by_id.load(decoded[1]) if decoded[0] == "Message" else None
-    if target is None:
-        raise Forbidden("no readable message with that id")
-    window = await transcript.window(
+    found = await transcript.conversation(
         call.db,
         call.reader,
-        target.scope_id,
-        pivot_seq=0,
-        target_id=target.id,
+        decoded[1] if decoded[0] == "Message" else None,
         n_before=n_before,
         n_after=n_after,
     )
-    if window.target is None:
-        raise Forbidden("no readable message with that id")
-    rows = [*window.before, window.target, *window.after]
-    authors = await call.loaders.actor_by_id.load_many([r.author_id for r in rows])
     return results.ReadConversationResult(
-        where=_scope_label(target.scope),
+        where=_scope_label(found.scope),
         messages=[
             results.ConversationMessage(
                 message_id=encode_id("Message", r.id),
-                author=_author(a),
+                author=_author(r.author),
                 when=_when(r.created_at),
                 text=_cut(r.body),
-                is_target=r.id == target.id,
+                is_target=r.id == found.target_id,
             )
-            for r, a in zip(rows, authors, strict=True)
+            for r in found.messages
         ],
     )
 

@@ -1,23 +1,15 @@
-"""Reads behind the directory types: each returns rows (app.data.rows), never GraphQL objects.
-
-Scope.messages' transcript page lives here too: the eligible messages of a scope, to open a
-search hit centered.
-"""
+"""Reads behind the directory types: each returns rows (app.data.rows) or domain results, never
+GraphQL objects. Scope.messages' page is app.search.transcript's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from app.api.context import Info
-from app.data import directory, transcript
-from app.data.rows import ActorRow, MessageRow, ScopeRow
-from app.errors import BadUserInput
-from app.request.ids import decode_id
-from app.search.cursor import decode_seq_cursor, encode_seq_cursor
-
-MAX_PAGE = 100
-DEFAULT_PAGE = 20
-DEFAULT_AROUND = 10
+from app.data import directory
+from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+from app.request.ids import expect_id
+from app.search.transcript import TranscriptPage, transcript_page
 
 
 async def load_actor(info: Info, actor_id: int) -> ActorRow:
@@ -34,6 +26,28 @@ async def load_scope(info: Info, scope_id: int) -> ScopeRow:
     return row
 
 
+async def workspaces_by_ids(info: Info, pks: Sequence[int]) -> list[WorkspaceRow | None]:
+    """node(id:) of a Workspace: the token's own workspace only; any other is None."""
+    own = info.context.reader.workspace_id
+    row = await directory.workspace_by_id(info.context.db, own) if own in pks else None
+    return [row if row and pk == own else None for pk in pks]
+
+
+async def readable_scopes_by_ids(info: Info, pks: Sequence[int]) -> list[ScopeRow | None]:
+    return await info.context.loaders.readable_scope_by_id.load_many(pks)
+
+
+async def actors_by_ids(info: Info, kind: str, pks: Sequence[int]) -> list[ActorRow | None]:
+    """The members or agents (`kind`) among `pks`; None for any other id. A deleted agent is no
+    object any more (its messages show a DeletedAgent author)."""
+    rows = await info.context.loaders.actor_by_id.load_many(pks)
+    return [r if r is not None and r.kind == kind and r.state != "deleted" else None for r in rows]
+
+
+async def readable_messages_by_ids(info: Info, pks: Sequence[int]) -> list[MessageRow | None]:
+    return await info.context.loaders.message_by_id.load_many(pks)
+
+
 async def readable_scopes(info: Info) -> list[ScopeRow]:
     return await directory.readable_scopes(info.context.db, info.context.reader)
 
@@ -47,22 +61,6 @@ async def actors_in_workspace(info: Info, kind: str, include_inactive: bool) -> 
     )
 
 
-@dataclass(frozen=True, slots=True)
-class TranscriptPage:
-    """Messages in seq order, each with its cursor, and whether more exist on either side."""
-
-    messages: list[tuple[str, MessageRow]]
-    has_next_page: bool
-    has_previous_page: bool
-
-
-def _count(value: int | None, default: int, name: str) -> int:
-    n = default if value is None else value
-    if not 0 <= n <= MAX_PAGE:
-        raise BadUserInput(f"{name} must be between 0 and {MAX_PAGE}")
-    return n
-
-
 async def scope_messages(
     info: Info,
     scope_id: int,
@@ -73,50 +71,16 @@ async def scope_messages(
     after: str | None,
     before: str | None,
 ) -> TranscriptPage:
-    """Three shapes: `around` a message (last before it, the message, first after it);
-    forward `first` messages `after` a cursor (or from the start); backward `last` messages
-    `before` a cursor (or up to the end)."""
-    if around is not None and (after is not None or before is not None):
-        raise BadUserInput("around cannot be combined with after or before")
-    # Transcript cursors are sealed for this reader (app.search.opaque).
-    sealed = (info.context.keys.cursors, info.context.reader.cursor_context)
-    target_id: int | None = None
-    if around is not None:
-        type_name, pk = decode_id(around)
-        # A well-formed id of something other than a message matches nothing (id 0 is unused).
-        target_id = pk if type_name == "Message" else 0
-        n_before = _count(last, DEFAULT_AROUND, "last")
-        n_after = _count(first, DEFAULT_AROUND, "first")
-        pivot = 0
-    elif after is None and first is None and (before is not None or last is not None):
-        pivot = (
-            transcript.MAX_SEQ if before is None else decode_seq_cursor(before, scope_id, *sealed)
-        )
-        n_before, n_after = _count(last, DEFAULT_PAGE, "last"), 0
-    elif before is None and last is None:
-        pivot = 0 if after is None else decode_seq_cursor(after, scope_id, *sealed)
-        n_before, n_after = 0, _count(first, DEFAULT_PAGE, "first")
-    else:
-        raise BadUserInput("page forward with first/after, or backward with last/before")
-
-    # One more row than asked on each side tells whether more exist; a side that was not
-    # asked for fetches one row only for hasPreviousPage / hasNextPage.
-    w = await transcript.window(
+    """Scope.messages' page (app.search.transcript). A well-formed id of something other than
+    a message is centered on nothing (id 0 is unused): an empty page."""
+    return await transcript_page(
         info.context.db,
         info.context.reader,
+        info.context.keys,
         scope_id,
-        pivot_seq=pivot,
-        target_id=target_id,
-        n_before=n_before + 1,
-        n_after=n_after + 1,
-    )
-    if target_id is not None and w.target is None:
-        return TranscriptPage([], has_next_page=False, has_previous_page=False)
-    shown_before = w.before[max(0, len(w.before) - n_before) :] if n_before else []
-    shown_after = w.after[:n_after]
-    rows: list[MessageRow] = [*shown_before, *([w.target] if w.target else []), *shown_after]
-    return TranscriptPage(
-        [(encode_seq_cursor(scope_id, r.seq, *sealed), r) for r in rows],
-        has_next_page=len(w.after) > n_after,
-        has_previous_page=len(w.before) > n_before,
+        around=None if around is None else (expect_id(around, "Message") or 0),
+        first=first,
+        last=last,
+        after=after,
+        before=before,
     )

@@ -1,11 +1,11 @@
-"""The directory's object types (docs/api.md): workspace, scopes, people, agents, messages and
-a scope's transcript. Plain attributes are hydrated; relations read through
-app.api.directory.resolvers, and these types build objects from what it returns."""
+"""The directory's object types (docs/api.md): workspace, scopes, agents, authors, messages and
+a scope's transcript (people, Member, are identities: app.api.identity.types). Plain attributes
+are hydrated; relations read through app.api.directory.resolvers, and these types build objects
+from what it returns."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Annotated, cast
 
 import strawberry
@@ -14,138 +14,18 @@ from app import access
 from app.api.context import Info
 from app.api.directory import resolvers
 from app.api.execution import without_info
+from app.api.identity.types import Member
 from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, Page, guarded, sized
-from app.data.identity_links import LinkRow
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
 from app.request.ids import encode_id
+from app.search.transcript import DEFAULT_PAGE
 
 # What the cost model counts for a workspace's listings (app.api.limits): a directory of a
 # few hundred people or conversations, nominally.
 SCOPES_LISTED = 100
 ACTORS_LISTED = 100
-
-
-# A person has at most one live link into each other namespace; the cost model counts a few.
-LINKS_LISTED = 10
-
-
-@strawberry.type(description="A person of the workspace.")
-class Member(Node):
-    key: str = strawberry.field(
-        description="The connector's id for the person (fixture key), unique in the workspace."
-    )
-    name: str = strawberry.field(
-        description="Display name; not unique (two people may share a name)."
-    )
-    pk: strawberry.Private[int]
-    namespace_id: strawberry.Private[int | None]
-
-    @guarded(
-        "The connector namespace this identity belongs to (`type:name`, e.g. `slack:acme`). "
-        "One person may be a member in several namespaces of a workspace (docs/identity.md).",
-        access=PARENT,
-    )
-    async def namespace(self, info: Info) -> str:
-        if self.namespace_id is None:
-            return ""
-        return await info.context.loaders.namespace_name.load(self.namespace_id) or ""
-
-    @guarded(
-        "The viewer's own identity links — pending, live, revoked and expired (status) — on the "
-        "viewer's own member and on a member linked to it; empty on anyone else and for other "
-        "tokens.",
-        access=PARENT,
-        size=Fixed(LINKS_LISTED),
-    )
-    async def identity_links(self, info: Info) -> list[IdentityLink]:
-        links = await info.context.loaders.viewer_links.load(self.pk)
-        return [IdentityLink.of(link) for link in links or []]
-
-    @classmethod
-    def of(cls, row: ActorRow) -> Member:
-        return cls(
-            id=encode_id("Member", row.id),
-            key=row.key,
-            name=row.name,
-            pk=row.id,
-            namespace_id=row.namespace_id,
-        )
-
-
-@strawberry.enum(description="Where an identity link stands (docs/identity.md).")
-class IdentityLinkStatus(Enum):
-    PENDING = strawberry.enum_value(
-        "PENDING",
-        description="Confirmed by the second identity, waiting for the one who started the code "
-        "to approve it (approveIdentityLink) before approveBefore. Opens nothing.",
-    )
-    LIVE = strawberry.enum_value(
-        "LIVE", description="Approved and not revoked: opens its one path (approvedAt)."
-    )
-    REVOKED = strawberry.enum_value(
-        "REVOKED",
-        description="Revoked or declined by either member, or by the connector (revokedAt). "
-        "Opens nothing, ever again.",
-    )
-    EXPIRED = strawberry.enum_value(
-        "EXPIRED",
-        description="Pending and not approved in time. Opens nothing, ever; start a new code.",
-    )
-
-
-@strawberry.type(
-    description="A link between two identities (members of two namespaces) of one person: the "
-    "second confirmed a code the first started, and the first approved the second by name. "
-    "While live it opens exactly one path: what only one of them may read follows that person "
-    "into what only the other reads (docs/identity.md). Never deleted: a revoked link keeps "
-    "its history."
-)
-class IdentityLink(Node):
-    status: IdentityLinkStatus = strawberry.field(
-        description="PENDING until the starter approves it; only a LIVE link opens anything."
-    )
-    verified_at: datetime = strawberry.field(
-        description="When the second identity confirmed the code (the link was made, pending). "
-        "It is live from approvedAt, not from this."
-    )
-    approved_at: datetime | None = strawberry.field(
-        description="When the identity that started the code approved the one that confirmed "
-        "it: the link is live from then on. Null while pending, and for a link declined or "
-        "expired before it was approved."
-    )
-    approve_before: datetime | None = strawberry.field(
-        description="Until when a pending link may be approved (one code lifetime after it "
-        "was confirmed); null once approved."
-    )
-    revoked_at: datetime | None = strawberry.field(
-        description="When it was revoked or declined (by either member or the connector); "
-        "null otherwise."
-    )
-    member_ids: strawberry.Private[tuple[int, int]]
-
-    @guarded(
-        "The two members it joins: the one who started it (and approves it), then the one "
-        "who confirmed it.",
-        access=PARENT,
-        size=Fixed(2),
-    )
-    async def members(self, info: Info) -> list[Member]:
-        rows = await info.context.loaders.actor_by_id.load_many(list(self.member_ids))
-        return [Member.of(r) for r in rows if r is not None]
-
-    @classmethod
-    def of(cls, row: LinkRow) -> IdentityLink:
-        return cls(
-            id=encode_id("IdentityLink", row.id),
-            status=IdentityLinkStatus[row.status.upper()],
-            verified_at=row.verified_at,
-            approved_at=row.approved_at,
-            approve_before=row.approve_before,
-            revoked_at=row.revoked_at,
-            member_ids=(row.member_a, row.member_b),
-        )
 
 
 @strawberry.type(description="An AI agent of the workspace, owned by a member.")
@@ -241,7 +121,7 @@ class Scope(Node):
         "before it, the message, `first` after it), or `first` after / `last` before a cursor. "
         "Messages the viewer may not read are skipped. One statement per scope asked.",
         access=PARENT,
-        size=Page(resolvers.DEFAULT_PAGE),
+        size=Page(DEFAULT_PAGE),
         statement=True,
     )
     async def messages(

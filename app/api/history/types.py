@@ -12,8 +12,9 @@ import strawberry
 
 from app.api.context import Info
 from app.api.directory.resolvers import load_actor
-from app.api.directory.types import Member, Message, Scope, scope_of
+from app.api.directory.types import Message, Scope, scope_of
 from app.api.history import resolvers
+from app.api.identity.types import Member
 from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, guarded, sized

@@ -1,50 +1,21 @@
 """startIdentityLink, confirmIdentityLink, approveIdentityLink and revokeIdentityLink: one person
 proves two of their identities live, one member token each, and the identity that started the
 code approves the one that confirmed it (docs/identity.md). Root fields only convert;
-app.data.identity_links does the work, each mutation in one transaction."""
+app.identity.links does the work: the checks, and each mutation's one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Annotated
 
 import strawberry
 
 from app import access
 from app.api.context import Info
-from app.api.directory.resolvers import load_actor
-from app.api.directory.types import IdentityLink, Member
+from app.api.identity import resolvers
+from app.api.identity.types import IdentityLink, IdentityLinkCode, IdentityLinkCodePreview
 from app.api.node import Node
 from app.api.policies import guarded
-from app.data import identity_links
-from app.data.executor import Executor
-from app.data.identity_links import LinkRow
-from app.errors import BadUserInput
-from app.request.ids import expect_id
-
-
-@strawberry.type(description="A code that links this identity to another of the same person.")
-class IdentityLinkCode:
-    code: str = strawberry.field(
-        description="Short and single-use: confirm it with the other identity's member token "
-        "(confirmIdentityLink), then approve that identity here (approveIdentityLink). Case "
-        "and dashes do not matter."
-    )
-    expires_at: datetime = strawberry.field(
-        description="When it stops working (ten minutes after it was started)."
-    )
-
-
-@strawberry.type(
-    description="Whom a link code would link you to: shown before confirmIdentityLink, so that "
-    "you link only your own identities."
-)
-class IdentityLinkCodePreview:
-    starter: Member = strawberry.field(
-        description="The identity that started the code (its name, key and namespace)."
-    )
-    expires_at: datetime = strawberry.field(description="When the code stops working.")
 
 
 @strawberry.type
@@ -63,13 +34,7 @@ class IdentityQuery:
             str, strawberry.argument(description="The code startIdentityLink answered.")
         ],
     ) -> IdentityLinkCodePreview:
-        reader = info.context.reader
-        access.PREVIEW_IDENTITY_LINK.check(reader)
-        starter_id, expires_at = await identity_links.code_starter(
-            info.context.db, reader.workspace_id, reader.actor_id, code
-        )
-        starter = await load_actor(info, starter_id)
-        return IdentityLinkCodePreview(starter=Member.of(starter), expires_at=expires_at)
+        return IdentityLinkCodePreview.of(await resolvers.resolve_link_code(info, code))
 
 
 @strawberry.type
@@ -93,18 +58,7 @@ class IdentityMutation:
             ),
         ] = None,
     ) -> IdentityLinkCode:
-        reader = info.context.reader
-        access.START_IDENTITY_LINK.check(reader)
-        db = info.context.db
-        async with db.transaction():
-            code = await identity_links.start_link(
-                db,
-                reader.workspace_id,
-                reader.actor_id,
-                info.context.settings.link_code_ttl,
-                namespace,
-            )
-        return IdentityLinkCode(code=code.code, expires_at=code.expires_at)
+        return IdentityLinkCode.of(await resolvers.resolve_start_link(info, namespace))
 
     @guarded(
         "Confirm a code started by another identity of yours, with this identity's token: a "
@@ -123,14 +77,7 @@ class IdentityMutation:
             str, strawberry.argument(description="The code startIdentityLink answered.")
         ],
     ) -> IdentityLink:
-        reader = info.context.reader
-        access.CONFIRM_IDENTITY_LINK.check(reader)
-        db = info.context.db
-        async with db.transaction():
-            link = await identity_links.confirm_link(
-                db, reader.workspace_id, reader.actor_id, code, info.context.settings.link_code_ttl
-            )
-        return IdentityLink.of(link)
+        return IdentityLink.of(await resolvers.resolve_confirm_link(info, code))
 
     @guarded(
         "Approve the identity that confirmed your code (shown by name, key and namespace in "
@@ -145,9 +92,7 @@ class IdentityMutation:
         info: Info,
         id: Annotated[strawberry.ID, strawberry.argument(description="The IdentityLink's id.")],
     ) -> IdentityLink:
-        return await _on_own_link(
-            info, id, access.APPROVE_IDENTITY_LINK, identity_links.approve_link
-        )
+        return IdentityLink.of(await resolvers.resolve_approve_link(info, id))
 
     @guarded(
         "Revoke one of your identity links (either identity may), or decline a pending one: it "
@@ -161,35 +106,9 @@ class IdentityMutation:
         info: Info,
         id: Annotated[strawberry.ID, strawberry.argument(description="The IdentityLink's id.")],
     ) -> IdentityLink:
-        return await _on_own_link(info, id, access.REVOKE_IDENTITY_LINK, identity_links.revoke_link)
-
-
-async def _on_own_link(
-    info: Info,
-    id: strawberry.ID,
-    policy: access.Policy,
-    act: Callable[[Executor, int, int, int], Awaitable[LinkRow]],
-) -> IdentityLink:
-    """Approve or revoke one of the viewer's links, in one transaction; an id that is not an
-    IdentityLink's answers as an unknown link."""
-    reader = info.context.reader
-    policy.check(reader)
-    pk = expect_id(id, "IdentityLink")
-    if pk is None:
-        raise BadUserInput(identity_links.UNKNOWN_LINK)
-    db = info.context.db
-    async with db.transaction():
-        link = await act(db, reader.workspace_id, reader.actor_id, pk)
-    return IdentityLink.of(link)
+        return IdentityLink.of(await resolvers.resolve_revoke_link(info, id))
 
 
 async def resolve_links(info: Info, pks: Sequence[int]) -> list[Node | None]:
     """node(id:) of an IdentityLink: the viewer's own links only; any other is null."""
-    reader = info.context.reader
-    if reader.kind != "member":
-        return [None] * len(pks)
-    own = {
-        link.id: link
-        for link in await info.context.loaders.viewer_links.load(reader.actor_id) or []
-    }
-    return [IdentityLink.of(own[pk]) if pk in own else None for pk in pks]
+    return [IdentityLink.of(r) if r else None for r in await resolvers.viewer_links(info, pks)]

@@ -8,7 +8,8 @@ from enum import Enum
 
 import strawberry
 
-from app.api.directory.types import Agent, Member, Message, Scope
+from app.api.directory.types import Agent, Message, Scope
+from app.api.identity.types import Member
 from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PER_ITEM, sized
