@@ -343,7 +343,7 @@ async def _migrate(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _import(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.fixtures.importer import import_fixture_file
+    from app.workspace_import.importer import import_fixture_file
 
     return await import_fixture_file(conn, args.file, progress=sys.stderr)
 

@@ -20,7 +20,7 @@ import asyncpg
 
 from app.data.tokens import workspace_id_by_key
 from app.errors import UsageError
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 
 WORKSPACE = "demo"
 

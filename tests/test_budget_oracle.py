@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 from app.request.ids import encode_id
 from app.search.paging import budget_for
 from app.settings import Settings

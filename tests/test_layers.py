@@ -6,8 +6,9 @@
                             other
         -> app.request      what a request needs on every transport: session, ledger,
                             loaders, global ids, the check of client strings
-        -> app.search, app.history, app.changes, app.fixtures, app.demo   the surfaces, live
-           changes and the import tooling; app.access, which token kind may do what
+        -> app.search, app.history, app.changes, app.workspace_import, app.demo
+                            the surfaces, live changes and the import tooling;
+                            app.access, which token kind may do what
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
             -> foundation   app.errors, app.settings, app.db, app.migrate, app.embedded_db,
                             app.observability (metrics, traces, logs, the HTTP middleware)
@@ -36,7 +37,7 @@ LAYERS = {
     "app.access": 2,
     "app.search": 2,
     "app.history": 2,
-    "app.fixtures": 2,
+    "app.workspace_import": 2,
     "app.changes": 2,
     "app.demo": 2,
     "app.demo_live": 2,
