@@ -46,7 +46,6 @@ LAYERS = {
     "app.settings": 0,
     "app.db": 0,
     "app.migrate": 0,
-    "app.sql_statements": 0,
     "app.embedded_db": 0,
     "app.observability": 0,
 }
