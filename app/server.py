@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
@@ -33,7 +32,7 @@ from app.observability import logging as recall_logging
 from app.observability import metrics, tracing
 from app.observability.middleware import RequestMiddleware
 from app.search.keys import KeyRing
-from app.settings import Settings
+from app.settings import Settings, hand_database_url_to_workers
 from app.web import routes as web_routes
 
 if TYPE_CHECKING:
@@ -198,7 +197,7 @@ def serve(
     from app.db import connect, resolve_database_url
     from app.migrate import migrate
 
-    tracing.check_configuration()
+    tracing.check_configuration(settings.tracing)
     dsn = resolve_database_url(settings)
     host = host or settings.host
     port = port or settings.port
@@ -244,7 +243,7 @@ def serve(
         # starts them), each with its own app and pool (`worker_app`). They read their settings
         # from the environment like this process, with the database this process resolved:
         # the embedded server's, if that is what it started, which it keeps running.
-        os.environ["DATABASE_URL"] = dsn
+        hand_database_url_to_workers(dsn)
         uvicorn.run(
             "app.server:worker_app",
             factory=True,
@@ -262,7 +261,10 @@ def serve(
 
         background.append(lambda: replay_demo_changes(dsn))
     app = create_app(
-        settings, dsn, background=background, tracer_provider=tracing.provider_from_environment()
+        settings,
+        dsn,
+        background=background,
+        tracer_provider=tracing.provider_from_environment(settings.tracing),
     )
     _freeze()
     uvicorn.run(
@@ -280,7 +282,9 @@ def worker_app() -> Starlette:
     assert settings.database_url is not None  # set by serve() for its workers
     configure_logging(settings.log_format, settings.log_level)
     app = create_app(
-        settings, settings.database_url, tracer_provider=tracing.provider_from_environment()
+        settings,
+        settings.database_url,
+        tracer_provider=tracing.provider_from_environment(settings.tracing),
     )
     _freeze()
     return app

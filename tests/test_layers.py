@@ -190,6 +190,40 @@ def test_asyncpg_records_stay_in_the_data_layer() -> None:
     assert offending == []
 
 
+# What reads or writes the process's environment, as `os.<name>` or imported from os.
+_ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
+
+
+def _environment_uses(tree: ast.Module) -> Iterator[int]:
+    """The lines of a module that touch the environment through os."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in _ENVIRONMENT
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        ) or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and any(alias.name in _ENVIRONMENT for alias in node.names)
+        ):
+            yield node.lineno
+
+
+def test_only_settings_touches_the_environment() -> None:
+    """app.settings reads the environment into Settings (and holds its one write); everything
+    else is handed what it needs, so a variable is named, typed and documented in one place."""
+    offending = [
+        f"{name}:{line}"
+        for name, tree in MODULES.items()
+        if name != "app.settings"
+        for line in _environment_uses(tree)
+    ]
+    assert offending == []
+    assert list(_environment_uses(ast.parse("import os\nos.environ.get('X')"))) == [2]
+    assert list(_environment_uses(ast.parse("from os import getenv"))) == [1]
+
+
 def test_the_checks_would_catch_a_cycle() -> None:
     """The cycle finder itself: a loop of three is one component, a chain is none."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
