@@ -78,8 +78,8 @@ class Settings(BaseSettings):
     )
     # The token `recall mcp` acts as (docs/mcp.md); no other command uses it.
     mcp_token: SecretStr | None = Field(default=None, alias="RECALL_TOKEN")
-    # The OTEL_* variables, read with the rest; a private attribute, so that no variable of
-    # Recall's own is taken for it.
+    # The OTEL_* variables, read with the rest. A private attribute, not a field: a field
+    # would also be looked up as a variable of its own name (TRACING, as JSON).
     _tracing: TraceSettings = PrivateAttr(default_factory=TraceSettings)
 
     @property
