@@ -248,14 +248,12 @@ def main(argv: list[str] | None = None) -> None:
 def _mcp(settings: Settings) -> None:
     """`recall mcp`: exit 2 with one line when RECALL_TOKEN is missing or not a valid token;
     stdout carries only the protocol."""
-    import os
-
     from app.db import resolve_database_url
     from app.mcp.stdio import serve_stdio
     from app.migrate import migrate
     from app.observability.logging import configure_logging
 
-    token = os.environ.get("RECALL_TOKEN", "").strip()
+    token = settings.mcp_token.get_secret_value().strip() if settings.mcp_token else ""
     if not token:
         print("recall: mcp needs RECALL_TOKEN (a member, agent or turn token)", file=sys.stderr)
         raise SystemExit(2)
@@ -343,7 +341,7 @@ async def _migrate(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _import(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.fixtures.importer import import_fixture_file
+    from app.workspace_import.importer import import_fixture_file
 
     return await import_fixture_file(conn, args.file, progress=sys.stderr)
 

@@ -6,21 +6,30 @@ few stories worth searching for: a MySQL → Postgres migration, an outage (`ERR
 the v2.4.0 release and Q2 planning, in English with some Chinese and Japanese (and one Korean
 line); agent replies whose provenance reaches into DMs, a private channel and a private memory;
 and one legacy message without source evidence.
+
+`recall serve --demo` prints demo_banner: the demo's tokens (kept across restarts) and where to
+paste them.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
+import shutil
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, TextIO
 
 import asyncpg
 
-from app.data.tokens import workspace_id_by_key
+from app.data.readers import reader_for_token
+from app.data.tokens import issue_actor_token, issue_connector_token, workspace_id_by_key
 from app.errors import UsageError
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 
 WORKSPACE = "demo"
 
@@ -48,6 +57,109 @@ async def ensure_demo(conn: asyncpg.Connection, progress: TextIO) -> DemoInfo:
             if await workspace_id_by_key(conn, WORKSPACE) is None:
                 raise
     return DemoInfo(WORKSPACE, "alice", "atlas", "dm-alice-atlas", imported)
+
+
+async def demo_banner(
+    conn: asyncpg.Connection,
+    host: str,
+    port: int,
+    data_dir: Path,
+    *,
+    external_database: bool = False,
+) -> str:
+    """`recall serve --demo`'s banner: the demo workspace imported unless it is there, and how
+    to reach it — the Messages tab signed in, GraphiQL, MCP, the demo's tokens (kept across
+    starts in `data_dir`) and an MCP client's configuration for `recall mcp`."""
+    info = await ensure_demo(conn, progress=sys.stderr)
+    member, agent, connector = await _demo_tokens(conn, info, data_dir / "demo-tokens.json")
+    url = f"http://{host}:{port}/graphql"
+    stdio = _stdio_config(agent, data_dir, external_database=external_database)
+    return "\n".join(
+        [
+            "",
+            f"Demo workspace '{info.workspace_key}' is ready.",
+            f"  Messages tab:  http://{host}:{port}/#token={member}   (signs {info.member_key} in)",
+            f"  GraphiQL:      {url}",
+            f"  MCP:           http://{host}:{port}/mcp   (docs/mcp.md; the tokens below)",
+            f"  member token:  {member}   ({info.member_key})",
+            f"  agent token:   {agent}   ({info.agent_key})",
+            f"  connector:     {connector}   (applyChanges; docs/changes.md)",
+            "",
+            "Paste into GraphiQL's Headers tab:",
+            f'  {{"Authorization": "Bearer {member}"}}',
+            "",
+            "Or from a terminal:",
+            f"  curl -s {url} -H 'Authorization: Bearer {member}' -H 'Content-Type: application/json' \\",
+            '    -d \'{"query": "{ viewer { workspace { key name } member { name } } }"}\'',
+            "",
+            "An MCP client's configuration for `recall mcp` over stdio, as the agent (docs/mcp.md):",
+            f"  {stdio}",
+            "",
+        ]
+    )
+
+
+async def _demo_tokens(
+    conn: asyncpg.Connection, info: DemoInfo, path: Path
+) -> tuple[str, str, str]:
+    """The demo's member, agent and connector tokens: the ones of the last start while they
+    still work (kept in `path`, readable only by this user), else new ones. So restarting
+    `recall serve --demo` neither invalidates pasted tokens nor piles up new ones."""
+    kept = _read_kept(path)
+    wanted = {
+        "member": (info.member_key, "member"),
+        "agent": (info.agent_key, "agent"),
+        "connector": (None, "connector"),
+    }
+    tokens: dict[str, str | None] = {}
+    for name, (actor_key, kind) in wanted.items():
+        old = kept.get(name)
+        reader = await reader_for_token(conn, old) if isinstance(old, str) else None
+        token: str
+        if reader is not None and reader.kind == kind and kept.get(f"{name}_key") == actor_key:
+            token = str(old)
+        else:
+            token = (
+                await issue_connector_token(conn, info.workspace_key)
+                if actor_key is None
+                else await issue_actor_token(conn, info.workspace_key, kind, actor_key)
+            )
+        tokens[name] = token
+        tokens[f"{name}_key"] = actor_key
+    _write_kept(path, tokens)
+    return str(tokens["member"]), str(tokens["agent"]), str(tokens["connector"])
+
+
+def _read_kept(path: Path) -> dict[str, Any]:
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return kept if isinstance(kept, dict) else {}
+
+
+def _write_kept(path: Path, tokens: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(tokens, out)
+    except OSError as e:
+        print(f"recall: could not keep the demo tokens in {path}: {e}", file=sys.stderr)
+
+
+def _stdio_config(agent_token: str, data_dir: Path, *, external_database: bool) -> str:
+    """`recall mcp` as an MCP client's configuration that works from any folder: the command
+    and the data location absolute (a desktop client starts it in a folder of its own)."""
+    beside = Path(sys.executable).with_name("recall")
+    command = str(beside) if beside.exists() else shutil.which("recall") or "recall"
+    env = {"RECALL_TOKEN": agent_token}
+    if external_database:
+        env["DATABASE_URL"] = "the DATABASE_URL recall serve uses"
+    else:
+        env["RECALL_DATA_DIR"] = str(data_dir.expanduser().resolve())
+    server = {"command": command, "args": ["mcp"], "env": env}
+    return json.dumps({"mcpServers": {"recall": server}})
 
 
 _PEOPLE = [

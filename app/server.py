@@ -5,14 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
-import os
-import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import asyncpg
@@ -36,7 +32,7 @@ from app.observability import logging as recall_logging
 from app.observability import metrics, tracing
 from app.observability.middleware import RequestMiddleware
 from app.search.keys import KeyRing
-from app.settings import Settings
+from app.settings import Settings, hand_database_url_to_workers
 from app.web import routes as web_routes
 
 if TYPE_CHECKING:
@@ -201,7 +197,7 @@ def serve(
     from app.db import connect, resolve_database_url
     from app.migrate import migrate
 
-    tracing.check_configuration()
+    tracing.check_configuration(settings.tracing)
     dsn = resolve_database_url(settings)
     host = host or settings.host
     port = port or settings.port
@@ -211,7 +207,9 @@ def serve(
         try:
             await migrate(conn)
             if demo:
-                return await _demo_banner(
+                from app.demo import demo_banner
+
+                return await demo_banner(
                     conn,
                     host,
                     port,
@@ -245,7 +243,7 @@ def serve(
         # starts them), each with its own app and pool (`worker_app`). They read their settings
         # from the environment like this process, with the database this process resolved:
         # the embedded server's, if that is what it started, which it keeps running.
-        os.environ["DATABASE_URL"] = dsn
+        hand_database_url_to_workers(dsn)
         uvicorn.run(
             "app.server:worker_app",
             factory=True,
@@ -263,7 +261,10 @@ def serve(
 
         background.append(lambda: replay_demo_changes(dsn))
     app = create_app(
-        settings, dsn, background=background, tracer_provider=tracing.provider_from_environment()
+        settings,
+        dsn,
+        background=background,
+        tracer_provider=tracing.provider_from_environment(settings.tracing),
     )
     _freeze()
     uvicorn.run(
@@ -281,7 +282,9 @@ def worker_app() -> Starlette:
     assert settings.database_url is not None  # set by serve() for its workers
     configure_logging(settings.log_format, settings.log_level)
     app = create_app(
-        settings, settings.database_url, tracer_provider=tracing.provider_from_environment()
+        settings,
+        settings.database_url,
+        tracer_provider=tracing.provider_from_environment(settings.tracing),
     )
     _freeze()
     return app
@@ -295,108 +298,5 @@ def _freeze() -> None:
     gc.freeze()
 
 
-async def _demo_tokens(conn: asyncpg.Connection, info: Any, path: Path) -> tuple[str, str, str]:
-    """The demo's member, agent and connector tokens: the ones of the last start while they
-    still work (kept in `path`, readable only by this user), else new ones. So restarting
-    `recall serve --demo` neither invalidates pasted tokens nor piles up new ones."""
-    from app.data.readers import reader_for_token
-    from app.data.tokens import issue_actor_token, issue_connector_token
-
-    kept = _read_kept(path)
-    wanted = {
-        "member": (info.member_key, "member"),
-        "agent": (info.agent_key, "agent"),
-        "connector": (None, "connector"),
-    }
-    tokens: dict[str, str | None] = {}
-    for name, (actor_key, kind) in wanted.items():
-        old = kept.get(name)
-        reader = await reader_for_token(conn, old) if isinstance(old, str) else None
-        token: str
-        if reader is not None and reader.kind == kind and kept.get(f"{name}_key") == actor_key:
-            token = str(old)
-        else:
-            token = (
-                await issue_connector_token(conn, info.workspace_key)
-                if actor_key is None
-                else await issue_actor_token(conn, info.workspace_key, kind, actor_key)
-            )
-        tokens[name] = token
-        tokens[f"{name}_key"] = actor_key
-    _write_kept(path, tokens)
-    return str(tokens["member"]), str(tokens["agent"]), str(tokens["connector"])
-
-
-def _read_kept(path: Path) -> dict[str, Any]:
-    try:
-        kept = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return kept if isinstance(kept, dict) else {}
-
-
-def _write_kept(path: Path, tokens: dict[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(tokens, out)
-    except OSError as e:
-        print(f"recall: could not keep the demo tokens in {path}: {e}", file=sys.stderr)
-
-
 def _exit_quietly(_signum: int, _frame: object) -> None:
     raise SystemExit(0)
-
-
-def _stdio_config(agent_token: str, data_dir: Path, *, external_database: bool) -> str:
-    """`recall mcp` as an MCP client's configuration that works from any folder: the command
-    and the data location absolute (a desktop client starts it in a folder of its own)."""
-    beside = Path(sys.executable).with_name("recall")
-    command = str(beside) if beside.exists() else shutil.which("recall") or "recall"
-    env = {"RECALL_TOKEN": agent_token}
-    if external_database:
-        env["DATABASE_URL"] = "the DATABASE_URL recall serve uses"
-    else:
-        env["RECALL_DATA_DIR"] = str(data_dir.expanduser().resolve())
-    server = {"command": command, "args": ["mcp"], "env": env}
-    return json.dumps({"mcpServers": {"recall": server}})
-
-
-async def _demo_banner(
-    conn: asyncpg.Connection,
-    host: str,
-    port: int,
-    data_dir: Path,
-    *,
-    external_database: bool = False,
-) -> str:
-    from app.demo import ensure_demo
-
-    info = await ensure_demo(conn, progress=sys.stderr)
-    member, agent, connector = await _demo_tokens(conn, info, data_dir / "demo-tokens.json")
-    url = f"http://{host}:{port}/graphql"
-    stdio = _stdio_config(agent, data_dir, external_database=external_database)
-    return "\n".join(
-        [
-            "",
-            f"Demo workspace '{info.workspace_key}' is ready.",
-            f"  Messages tab:  http://{host}:{port}/#token={member}   (signs {info.member_key} in)",
-            f"  GraphiQL:      {url}",
-            f"  MCP:           http://{host}:{port}/mcp   (docs/mcp.md; the tokens below)",
-            f"  member token:  {member}   ({info.member_key})",
-            f"  agent token:   {agent}   ({info.agent_key})",
-            f"  connector:     {connector}   (applyChanges; docs/changes.md)",
-            "",
-            "Paste into GraphiQL's Headers tab:",
-            f'  {{"Authorization": "Bearer {member}"}}',
-            "",
-            "Or from a terminal:",
-            f"  curl -s {url} -H 'Authorization: Bearer {member}' -H 'Content-Type: application/json' \\",
-            '    -d \'{"query": "{ viewer { workspace { key name } member { name } } }"}\'',
-            "",
-            "An MCP client's configuration for `recall mcp` over stdio, as the agent (docs/mcp.md):",
-            f"  {stdio}",
-            "",
-        ]
-    )

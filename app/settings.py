@@ -1,13 +1,33 @@
-"""Settings, read once from the environment into one frozen object."""
+"""Settings, read once from the environment into one frozen object.
+
+This module is the only one of app/ that touches `os.environ` (tests/test_layers.py checks it):
+it reads it into Settings, and hand_database_url_to_workers is its one write.
+"""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, PrivateAttr, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class TraceSettings(BaseSettings):
+    """The standard OTEL_* variables Recall's own code decides by (app.observability.tracing;
+    docs/operations.md, Traces): whether to trace at all, which exporters to build, whether to
+    name the service. The OpenTelemetry SDK reads these, and the rest of OTEL_*, itself; so they
+    are read as it reads them: names case-sensitive, values the raw strings."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True)
+
+    sdk_disabled: str = Field(default="", alias="OTEL_SDK_DISABLED")
+    traces_exporter: str = Field(default="", alias="OTEL_TRACES_EXPORTER")
+    otlp_endpoint: str = Field(default="", alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otlp_traces_endpoint: str = Field(default="", alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    service_name: str = Field(default="", alias="OTEL_SERVICE_NAME")
 
 
 class Settings(BaseSettings):
@@ -56,6 +76,15 @@ class Settings(BaseSettings):
     text_removal_interval: float = Field(
         default=5.0, alias="RECALL_TEXT_REMOVAL_INTERVAL", ge=0, le=3600
     )
+    # The token `recall mcp` acts as (docs/mcp.md); no other command uses it.
+    mcp_token: SecretStr | None = Field(default=None, alias="RECALL_TOKEN")
+    # The OTEL_* variables, read with the rest. A private attribute, not a field: a field
+    # would also be looked up as a variable of its own name (TRACING, as JSON).
+    _tracing: TraceSettings = PrivateAttr(default_factory=TraceSettings)
+
+    @property
+    def tracing(self) -> TraceSettings:
+        return self._tracing
 
     @property
     def cors_origin_list(self) -> list[str]:
@@ -65,3 +94,13 @@ class Settings(BaseSettings):
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+def hand_database_url_to_workers(dsn: str) -> None:
+    """DATABASE_URL set to `dsn` in this process's environment: the one write to it.
+
+    `recall serve --workers N` resolves the database once (perhaps starting the embedded
+    server, which it keeps running), then uvicorn starts each worker process by importing
+    app.server.worker_app, a factory that takes no arguments. A worker learns its settings only
+    from the environment it inherits, so that is where the resolved database goes."""
+    os.environ["DATABASE_URL"] = dsn

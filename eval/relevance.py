@@ -45,10 +45,10 @@ import Stemmer
 
 from app.data.eligibility import eligible, in_perspective
 from app.db import connect, resolve_database_url
-from app.fixtures.importer import import_fixture
 from app.migrate import migrate
 from app.request.ids import encode_id
 from app.settings import Settings
+from app.workspace_import.importer import import_fixture
 from bench.cluster import with_database
 from bench.in_process import graphql
 

@@ -201,7 +201,7 @@ def globex() -> dict[str, Any]:
 
 async def load(conn: asyncpg.Connection, fixture: dict[str, Any]) -> dict[str, Any]:
     """Import a fixture through the same path as `recall import`."""
-    from app.fixtures.importer import import_fixture_file
+    from app.workspace_import.importer import import_fixture_file
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "fixture.json"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import asyncpg
 
-from app.fixtures.importer import import_fixture_file
+from app.workspace_import.importer import import_fixture_file
 from bench.generate import RARE_COUNT, generate, generate_file
 
 

@@ -24,7 +24,7 @@ import pytest
 from app.data.tokens import issue_actor_token, issue_connector_token
 from app.db import connect
 from app.demo import ensure_demo
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 from tests.browser_support import (
     post_gql,
     require_browser,

@@ -21,7 +21,7 @@ import pytest
 
 from app.data.tokens import issue_actor_token
 from app.db import connect
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 from tests.browser_support import (
     require_browser,
     running_server,

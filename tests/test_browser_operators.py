@@ -22,8 +22,8 @@ import pytest
 
 from app.data.tokens import issue_actor_token
 from app.db import connect
-from app.fixtures.importer import import_fixture
 from app.search.operators import split_operators
+from app.workspace_import.importer import import_fixture
 from tests.browser_support import (
     post_gql,
     require_browser,

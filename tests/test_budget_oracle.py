@@ -18,10 +18,10 @@ from typing import Any
 import asyncpg
 import pytest
 
-from app.fixtures.importer import import_fixture
 from app.request.ids import encode_id
 from app.search.paging import budget_for
 from app.settings import Settings
+from app.workspace_import.importer import import_fixture
 from tests.client import GraphQLClient
 from tests.mcp_support import McpApp, mcp_app, ok
 from tests.message_search_support import SEARCH

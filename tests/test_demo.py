@@ -8,7 +8,7 @@ import re
 import asyncpg
 
 from app.demo import build_demo_fixture, ensure_demo
-from app.fixtures.model import parse_fixture
+from app.workspace_import.model import parse_fixture
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 KANA = re.compile(r"[\u3040-\u30ff]")

@@ -24,8 +24,8 @@ from app.changes.erasure_worker import remove_pending_text
 from app.changes.model import parse_change
 from app.data import deletions
 from app.db import connect
-from app.fixtures.importer import import_fixture
 from app.settings import Settings
+from app.workspace_import.importer import import_fixture
 from tests.changes_support import Connector, keyed, post
 from tests.client import GraphQLClient, graphql_client
 from tests.history_support import history_acme

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.fixtures.model import parse_fixture
+from app.workspace_import.model import parse_fixture
 from eval import generate
 
 

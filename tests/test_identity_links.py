@@ -606,8 +606,8 @@ async def test_links_made_before_approval_existed_stay_live(empty_dsn: str, tmp_
     import shutil
 
     from app.db import connect
-    from app.fixtures.importer import import_fixture
     from app.migrate import migrate
+    from app.workspace_import.importer import import_fixture
     from tests.test_migrate import _SOURCE_TREE_MIGRATIONS
 
     every = sorted(_SOURCE_TREE_MIGRATIONS.glob("[0-9]*.sql"))

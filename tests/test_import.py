@@ -17,8 +17,8 @@ import asyncpg
 import pytest
 
 from app.errors import UsageError
-from app.fixtures.importer import import_fixture, import_fixture_file
-from app.fixtures.model import FixtureError
+from app.workspace_import.importer import import_fixture, import_fixture_file
+from app.workspace_import.model import FixtureError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 VALID = FIXTURES / "valid.json"

@@ -1,7 +1,7 @@
 """The importer's bulk path writes exactly the rows the live, per-row path writes.
 
 `recall import` skips the per-row triggers and does their work set-based (documents, term
-statistics, lineage summaries, foreign keys: app/fixtures/importer.py, app/data/bulk_load.py).
+statistics, lineage summaries, foreign keys: app/workspace_import/importer.py, app/data/bulk_load.py).
 The same fixture is built a second time through the live path — its people, agents, channels
 and memories imported without messages, then every message posted with applyChanges' applier
 in the import's order, each thread created once its root is posted — and every derived row is
@@ -24,7 +24,7 @@ import pytest
 from app.changes.apply import apply_changes
 from app.changes.model import parse_change
 from app.data import bulk_load
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 from tests.conftest import CITUS
 
 FIXTURES = {

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.fixtures.importer import import_fixture
-from app.fixtures.model import MAX_BODY, MAX_KEY, MAX_LIST, MAX_NAME
+from app.workspace_import.importer import import_fixture
+from app.workspace_import.model import MAX_BODY, MAX_KEY, MAX_LIST, MAX_NAME
 from tests.changes_support import APPLY
 from tests.client import GraphQLClient
 from tests.personas import acme, load_personas

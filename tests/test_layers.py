@@ -6,7 +6,7 @@
                             other
         -> app.request      what a request needs on every transport: session, ledger,
                             loaders, global ids, the check of client strings
-        -> app.search, app.history, app.identity, app.changes, app.fixtures, app.demo   the
+        -> app.search, app.history, app.identity, app.changes, app.workspace_import, app.demo   the
            surfaces, live changes and the import tooling; app.access, which token kind may
            do what
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
@@ -38,7 +38,7 @@ LAYERS = {
     "app.search": 2,
     "app.history": 2,
     "app.identity": 2,
-    "app.fixtures": 2,
+    "app.workspace_import": 2,
     "app.changes": 2,
     "app.demo": 2,
     "app.demo_live": 2,
@@ -47,7 +47,6 @@ LAYERS = {
     "app.settings": 0,
     "app.db": 0,
     "app.migrate": 0,
-    "app.sql_statements": 0,
     "app.embedded_db": 0,
     "app.observability": 0,
 }
@@ -190,6 +189,40 @@ def test_asyncpg_records_stay_in_the_data_layer() -> None:
         or (isinstance(node, ast.ImportFrom) and any(a.name == "Record" for a in node.names))
     ]
     assert offending == []
+
+
+# What reads or writes the process's environment, as `os.<name>` or imported from os.
+_ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
+
+
+def _environment_uses(tree: ast.Module) -> Iterator[int]:
+    """The lines of a module that touch the environment through os."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in _ENVIRONMENT
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        ) or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and any(alias.name in _ENVIRONMENT for alias in node.names)
+        ):
+            yield node.lineno
+
+
+def test_only_settings_touches_the_environment() -> None:
+    """app.settings reads the environment into Settings (and holds its one write); everything
+    else is handed what it needs, so a variable is named, typed and documented in one place."""
+    offending = [
+        f"{name}:{line}"
+        for name, tree in MODULES.items()
+        if name != "app.settings"
+        for line in _environment_uses(tree)
+    ]
+    assert offending == []
+    assert list(_environment_uses(ast.parse("import os\nos.environ.get('X')"))) == [2]
+    assert list(_environment_uses(ast.parse("from os import getenv"))) == [1]
 
 
 def test_the_checks_would_catch_a_cycle() -> None:

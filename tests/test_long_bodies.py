@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 from tests.client import GraphQLClient
 from tests.personas import acme
 

@@ -108,7 +108,7 @@ async def test_a_database_in_use_upgrades_to_the_latest_migration(
     # replaces triggers on tables that are distributed by then.
     import io
 
-    from app.fixtures.importer import import_fixture
+    from app.workspace_import.importer import import_fixture
     from tests.personas import globex
 
     every = sorted(_SOURCE_TREE_MIGRATIONS.glob("[0-9]*.sql"))

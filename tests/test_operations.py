@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 from app.observability.logging import JsonFormatter
 from app.server import create_app, in_process
-from app.settings import Settings
+from app.settings import Settings, TraceSettings
 from tests.client import GraphQLClient, graphql_client
 from tests.personas import load_personas
 from tests.test_cli import recall
@@ -302,7 +303,7 @@ async def traced(dsn: str) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
     from app.observability import tracing
 
     exporter = InMemorySpanExporter()
-    provider = tracing.new_provider()
+    provider = tracing.new_provider(Settings().tracing)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     app = create_app(Settings(), dsn, tracer_provider=provider)
     try:
@@ -339,16 +340,26 @@ async def test_traces_have_a_span_per_request_and_statement_without_query_text(
     assert all(re.fullmatch(r"\w+ #[0-9a-f]{12}", t) for t in texts), texts
 
 
-def test_tracing_is_off_without_otel_variables() -> None:
+def _otel(monkeypatch: pytest.MonkeyPatch, **variables: str) -> TraceSettings:
+    """The trace settings of an environment whose OTEL_* variables are exactly these."""
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    return Settings().tracing
+
+
+def test_tracing_is_off_without_otel_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.observability import tracing
 
-    assert not tracing.configured({})
-    assert not tracing.configured({"OTEL_TRACES_EXPORTER": "none"})
+    endpoint = "http://127.0.0.1:4318"
+    assert not tracing.configured(_otel(monkeypatch))
+    assert not tracing.configured(_otel(monkeypatch, OTEL_TRACES_EXPORTER="none"))
     assert not tracing.configured(
-        {"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+        _otel(monkeypatch, OTEL_SDK_DISABLED="true", OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
     )
-    assert tracing.configured({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"})
-    assert tracing.provider_from_environment({}) is None
+    assert tracing.configured(_otel(monkeypatch, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint))
+    assert tracing.provider_from_environment(_otel(monkeypatch)) is None
 
 
 def test_traces_asked_for_without_the_otel_extra_are_refused_in_one_line(
@@ -357,12 +368,12 @@ def test_traces_asked_for_without_the_otel_extra_are_refused_in_one_line(
     from app.errors import UsageError
     from app.observability import tracing
 
-    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+    endpoint = _otel(monkeypatch, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:4318")
     tracing.check_configuration(endpoint)  # installed here (the dev extra)
     monkeypatch.setattr(tracing, "_OTEL_MODULES", ("opentelemetry.not_installed",))
     with pytest.raises(UsageError, match=r"recall\[otel\]"):
         tracing.check_configuration(endpoint)
-    tracing.check_configuration({})  # tracing off: nothing to install
+    tracing.check_configuration(_otel(monkeypatch))  # tracing off: nothing to install
 
 
 def test_serve_with_an_unknown_exporter_exits_with_one_line(
@@ -385,12 +396,16 @@ def test_the_base_install_imports_no_opentelemetry(dsn: str) -> None:
     script = (
         "import sys; from app.server import create_app; from app.settings import Settings; "
         "from app.observability import tracing; "
-        "create_app(Settings(), sys.argv[1], tracer_provider=tracing.provider_from_environment({})); "
+        "settings = Settings(); "
+        "create_app(settings, sys.argv[1], "
+        "tracer_provider=tracing.provider_from_environment(settings.tracing)); "
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')"
         " and m.split('.')[1:2] in (['sdk'], ['exporter'], ['instrumentation'])))"
     )
+    # Tracing off: no OTEL_* variable reaches it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     done = subprocess.run(
-        [sys.executable, "-c", script, dsn], capture_output=True, text=True, check=False
+        [sys.executable, "-c", script, dsn], capture_output=True, text=True, check=False, env=env
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

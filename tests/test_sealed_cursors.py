@@ -85,8 +85,8 @@ async def test_what_an_empty_page_with_continuation_reveals(
     matches and no matches at all answer alike; above it, nothing says where they are."""
     import io
 
-    from app.fixtures.importer import import_fixture
     from app.search.paging import budget_for
+    from app.workspace_import.importer import import_fixture
 
     budget = budget_for(1)
     answers = {}

@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 from tests.changes_support import Connector, delete, edit, keyed, post
 from tests.client import GraphQLClient
 from tests.history_support import REPLY, bulk_channel, history_acme, search, start_turn

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import asyncpg
 
-from app.server import _demo_banner
+from app.demo import demo_banner
 from tests.client import GraphQLClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +105,7 @@ async def test_demo_banner_prints_a_sign_in_link(db: asyncpg.Connection, tmp_pat
     from app.demo import ensure_demo
 
     await ensure_demo(db, progress=io.StringIO())
-    banner = await _demo_banner(db, "127.0.0.1", 8000, tmp_path)
+    banner = await demo_banner(db, "127.0.0.1", 8000, tmp_path)
     link = re.search(r"http://127\.0\.0\.1:8000/#token=(rcm_\S+)", banner)
     assert link, banner
     assert "?token" not in banner
@@ -120,13 +120,13 @@ async def test_demo_banner_prints_a_stdio_config_that_works_from_any_folder(
 
     await ensure_demo(db, progress=io.StringIO())
     relative = Path(os.path.relpath(tmp_path))
-    banner = await _demo_banner(db, "127.0.0.1", 8000, relative)
+    banner = await demo_banner(db, "127.0.0.1", 8000, relative)
     [line] = [x for x in banner.splitlines() if '"mcpServers"' in x]
     server = json.loads(line)["mcpServers"]["recall"]
     assert Path(server["command"]).is_absolute() and Path(server["command"]).exists()
     assert server["args"] == ["mcp"]
     assert server["env"]["RECALL_DATA_DIR"] == str(tmp_path.resolve())
     assert server["env"]["RECALL_TOKEN"].startswith("rca_")
-    external = await _demo_banner(db, "127.0.0.1", 8000, relative, external_database=True)
+    external = await demo_banner(db, "127.0.0.1", 8000, relative, external_database=True)
     [line] = [x for x in external.splitlines() if '"mcpServers"' in x]
     assert set(json.loads(line)["mcpServers"]["recall"]["env"]) == {"RECALL_TOKEN", "DATABASE_URL"}

@@ -20,7 +20,7 @@ from app.changes.apply import apply_changes
 from app.changes.model import parse_change
 from app.data import deletions
 from app.db import connect
-from app.fixtures.importer import import_fixture
+from app.workspace_import.importer import import_fixture
 from tests.changes_support import Connector, keyed, post
 from tests.client import GraphQLClient
 from tests.history_support import SEARCH as HISTORY_SEARCH

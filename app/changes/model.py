@@ -13,7 +13,7 @@ from typing import Any, ClassVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.errors import BadUserInput
-from app.fixtures.model import (
+from app.workspace_import.model import (
     Agent,
     Body,
     Key,

@@ -1,5 +1,5 @@
-"""The statements of importing a whole workspace (app.fixtures.importer decides every row in
-Python first, then writes them here, in one transaction): the key claimed, the rows COPYed,
+"""The statements of importing a whole workspace (app.workspace_import.importer decides every
+row in Python first, then writes them here, in one transaction): the key claimed, the rows COPYed,
 then the per-row triggers' work done once over the new workspace — its search documents,
 their term statistics — and the lineage cache filled (app.data.lineage). bulk_load has what
 makes that cheap where the database allows it.

@@ -1,5 +1,5 @@
 """OpenTelemetry traces: off unless the standard OTEL_* variables ask for them
-(docs/operations.md, Traces). Then every HTTP request is a server span (the ASGI
+(docs/operations.md, Traces; read as app.settings.TraceSettings). Then every HTTP request is a server span (the ASGI
 instrumentation) with a client span per SQL statement (the asyncpg instrumentation), exported
 by OTLP over HTTP or to the console.
 
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.errors import UsageError
+from app.settings import TraceSettings
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -31,33 +30,29 @@ _STATEMENT_KEYS = ("db.statement", "db.query.text")
 _URL_KEYS = ("http.url", "url.full", "http.target", "url.query")
 
 
-def configured(environ: Mapping[str, str] | None = None) -> bool:
+def configured(otel: TraceSettings) -> bool:
     """Whether OTEL_* variables ask for traces: an exporter other than `none`, or an OTLP
     endpoint; never with OTEL_SDK_DISABLED=true."""
-    env = os.environ if environ is None else environ
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+    if otel.sdk_disabled.strip().lower() == "true":
         return False
-    exporters = env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    exporters = otel.traces_exporter.strip().lower()
     if exporters:
         return exporters != "none"
-    return bool(
-        env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
+    return bool(otel.otlp_endpoint or otel.otlp_traces_endpoint)
 
 
-def check_configuration(environ: Mapping[str, str] | None = None) -> None:
+def check_configuration(otel: TraceSettings) -> None:
     """Refuse, in one line, traces that OTEL_* asks for but this install cannot send: the
     `otel` extra missing (tracing is optional: the base install has no OpenTelemetry), or an
     exporter Recall does not know. `recall serve` calls it before it starts anything."""
-    if not configured(environ):
+    if not configured(otel):
         return
     if not all(_installed(name) for name in _OTEL_MODULES):
         raise UsageError(
             "OTEL_* variables ask for traces, but OpenTelemetry is not installed: "
             "pip install 'recall[otel]' (or unset them)"
         )
-    env = os.environ if environ is None else environ
-    for name in (env.get("OTEL_TRACES_EXPORTER") or "otlp").split(","):
+    for name in (otel.traces_exporter or "otlp").split(","):
         if name.strip().lower() not in ("otlp", "console", "none", ""):
             raise UsageError(
                 f"OTEL_TRACES_EXPORTER: unsupported exporter '{name.strip()}' (otlp, console)"
@@ -80,16 +75,15 @@ def _installed(module: str) -> bool:
         return False
 
 
-def provider_from_environment(environ: Mapping[str, str] | None = None) -> TracerProvider | None:
+def provider_from_environment(otel: TraceSettings) -> TracerProvider | None:
     """A tracer provider exporting where OTEL_* says, or None (tracing off)."""
-    if not configured(environ):
+    if not configured(otel):
         return None
-    check_configuration(environ)
-    env = os.environ if environ is None else environ
+    check_configuration(otel)
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     exporters: list[SpanExporter] = []
-    for name in (env.get("OTEL_TRACES_EXPORTER") or "otlp").split(","):
+    for name in (otel.traces_exporter or "otlp").split(","):
         name = name.strip().lower()
         if name == "otlp":
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -99,21 +93,19 @@ def provider_from_environment(environ: Mapping[str, str] | None = None) -> Trace
             from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
             exporters.append(ConsoleSpanExporter())
-    provider = new_provider()
+    provider = new_provider(otel)
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
 
 
-def new_provider() -> TracerProvider:
-    """A provider with Recall's resource (OTEL_SERVICE_NAME, default `recall`) and the
-    statement scrubber first, so every exporter sees scrubbed spans."""
+def new_provider(otel: TraceSettings) -> TracerProvider:
+    """A provider with Recall's resource (OTEL_SERVICE_NAME, which the SDK reads; default
+    `recall`) and the statement scrubber first, so every exporter sees scrubbed spans."""
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
     from opentelemetry.sdk.trace import TracerProvider
 
-    resource = Resource.create(
-        {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: "recall"}
-    )
+    resource = Resource.create({} if otel.service_name else {SERVICE_NAME: "recall"})
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(_scrubber())
     return provider

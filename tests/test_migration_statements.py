@@ -1,10 +1,9 @@
-"""app.sql_statements: a migration file split into its statements (each sent alone, so that
-Citus accepts DDL on distributed tables during an upgrade; test_migrate runs that upgrade)."""
+"""app.migrate.split_statements: a migration file split into its statements (each sent alone, so
+that Citus accepts DDL on distributed tables during an upgrade; test_migrate runs that upgrade)."""
 
 from __future__ import annotations
 
-from app.migrate import load_migrations
-from app.sql_statements import split_statements
+from app.migrate import load_migrations, split_statements
 
 
 def test_every_migration_splits_into_whole_statements_that_rejoin_to_the_file() -> None:
