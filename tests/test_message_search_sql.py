@@ -4,7 +4,9 @@ removes rows."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+import asyncpg
 import pytest
 
 from app.data.message_search import (
@@ -14,19 +16,20 @@ from app.data.message_search import (
     ScopeCondition,
     scan_candidates,
 )
+from app.data.session import Session
 
 
-class _Recorder:
-    """Stands in for a Session and keeps the SQL it is asked to run."""
+class _Recorder(Session):
+    """A Session without a database: it keeps the SQL it is asked to run and answers nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # no pool, so no Session.__init__
         self.sql: list[str] = []
 
     async def execute(self, sql: str, *args: object) -> str:
         self.sql.append(sql)
         return ""
 
-    async def fetch(self, sql: str, *args: object) -> list[object]:
+    async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
         self.sql.append(sql)
         return []
 
@@ -37,23 +40,19 @@ class _Recorder:
         pass
 
 
-async def _candidate_where(**conditions: object) -> str:
+async def _candidate_where(
+    *,
+    scope: ScopeCondition | None = None,
+    author: AuthorCondition | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    after: After | None = None,
+) -> str:
     recorder = _Recorder()
     query = CandidateQuery(
-        (1, "members", 2, [3]),
-        ["acme"],
-        [],
-        scope=conditions.get("scope"),  # type: ignore[arg-type]
-        author=conditions.get("author"),  # type: ignore[arg-type]
-        since=conditions.get("since"),  # type: ignore[arg-type]
-        until=conditions.get("until"),  # type: ignore[arg-type]
+        (1, "members", 2, [3]), ["acme"], [], scope=scope, author=author, since=since, until=until
     )
-    await scan_candidates(
-        recorder,  # type: ignore[arg-type]
-        query,
-        after=conditions.get("after"),  # type: ignore[arg-type]
-        budget=200,
-    )
+    await scan_candidates(recorder, query, after=after, budget=200)
     search_sql = recorder.sql[-1]
     return search_sql.split("from search_documents d", 1)[1].split("order by", 1)[0].strip()
 
@@ -72,7 +71,7 @@ async def _candidate_where(**conditions: object) -> str:
         {"until": datetime(2026, 3, 2, tzinfo=UTC)},
     ],
 )
-async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, object]) -> None:
+async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, Any]) -> None:
     """The invariant of app.data.message_search, checked on the SQL: a filter appends
     `and (...)` to the candidate WHERE clause and changes nothing before it."""
     base = await _candidate_where()
@@ -104,7 +103,7 @@ async def test_the_document_time_is_checked_against_the_message_row() -> None:
     with its message fails closed (the lateral join finds no message row)."""
     recorder = _Recorder()
     await scan_candidates(
-        recorder,  # type: ignore[arg-type]
+        recorder,
         CandidateQuery((1, "members", 2, [3]), ["acme"], []),
         after=None,
         budget=200,
