@@ -168,7 +168,7 @@ def message_row(pk: int, body: str = "hello") -> MessageRow:
 
 
 def hit_row(pk: int, **labels: object) -> HitRow:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "author_name": "Sam",
         "author_key": "sam1",
         "author_kind": "member",
@@ -180,4 +180,4 @@ def hit_row(pk: int, **labels: object) -> HitRow:
         "people": (),
     }
     fields.update(labels)
-    return HitRow(message_row(pk), "WORDS", 1, (("lexical", 0.1),), 0.1, False, **fields)  # type: ignore[arg-type]
+    return HitRow(message_row(pk), "WORDS", 1, (("lexical", 0.1),), 0.1, False, **fields)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.client import GraphQLClient
+from tests.personas import people
 
 START_LINK = "mutation { startIdentityLink { code expiresAt } }"
 LINK_FIELDS = "id status verifiedAt approvedAt approveBefore revokedAt members { key namespace }"
@@ -66,14 +67,14 @@ def linked_acme() -> dict[str, Any]:
         "workspace": {"key": "acme", "name": "Acme"},
         "namespace": "slack:acme",
         "members": [
-            {"key": "alice", "name": "Alice"},
+            *people("alice"),
             {"key": "alicia", "name": "Alice"},
-            {"key": "bob", "name": "Bob"},
+            *people("bob"),
             {"key": "alice-web", "name": "Alice", "namespace": web},
             {"key": "web-carol", "name": "Carol", "namespace": web},
             {"key": "alice-mail", "name": "Alice", "namespace": mail},
         ],
-        "agents": [{"key": "helper", "name": "Helper", "owner": "alice"}],
+        "agents": people("helper"),
         "scopes": [
             _scope("dm-alice", "dm", ["alice", "helper"]),
             {"key": "t-dm", "kind": "thread", "parent": "dm-alice", "root": "da1"},

@@ -199,6 +199,13 @@ def globex() -> dict[str, Any]:
     }
 
 
+def people(*keys: str) -> list[dict[str, Any]]:
+    """The named members or agents as the personas declare them, for a fixture of another shape
+    with the same people: one cast, whatever the workspace around it."""
+    declared = {p["key"]: p for f in (acme(), globex()) for p in f["members"] + f["agents"]}
+    return [declared[key] for key in keys]
+
+
 async def load(conn: asyncpg.Connection, fixture: dict[str, Any]) -> dict[str, Any]:
     """Import a fixture through the same path as `recall import`."""
     from app.workspace_import.importer import import_fixture_file

@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import asyncpg
 import pytest
 
 from app.request.ids import encode_id
+from tests.client import GraphQLClient
 from tests.personas import load_personas
 
 GRAPHQL_JSON = "application/graphql-response+json"
 
 
 @pytest.fixture
-async def tokens(db: asyncpg.Connection, issue_token: object) -> dict[str, str]:
+async def tokens(db: asyncpg.Connection, issue_token: Any) -> dict[str, str]:
     await load_personas(db)
     issue = issue_token
     return {
-        "alice": await issue("member", "acme", "alice"),  # type: ignore[operator]
-        "bob": await issue("member", "acme", "bob"),  # type: ignore[operator]
-        "carol": await issue("member", "acme", "carol"),  # type: ignore[operator]
-        "mallory": await issue("member", "globex", "mallory"),  # type: ignore[operator]
-        "helper": await issue("agent", "acme", "helper"),  # type: ignore[operator]
+        "alice": await issue("member", "acme", "alice"),
+        "bob": await issue("member", "acme", "bob"),
+        "carol": await issue("member", "acme", "carol"),
+        "mallory": await issue("member", "globex", "mallory"),
+        "helper": await issue("agent", "acme", "helper"),
     }
 
 
@@ -29,14 +32,16 @@ async def _pk(db: asyncpg.Connection, table: str, key: str) -> int:
     return pk
 
 
-async def test_missing_or_unknown_token_is_401(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_missing_or_unknown_token_is_401(
+    client: GraphQLClient, tokens: dict[str, str]
+) -> None:
     for token in (None, "rcm_not-a-real-token"):
         result = await client.post("{ viewer { workspace { key } } }", token=token)
         assert result.status == 401
         assert result.codes == ["UNAUTHENTICATED"]
 
 
-async def test_viewer_answers_for_a_member(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_viewer_answers_for_a_member(client: GraphQLClient, tokens: dict[str, str]) -> None:
     data = await client.gql(
         "{ viewer { workspace { key name } member { key name } agent { key } } }",
         token=tokens["alice"],
@@ -48,14 +53,16 @@ async def test_viewer_answers_for_a_member(client, tokens) -> None:  # type: ign
     }
 
 
-async def test_agent_token_sees_its_owner(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_agent_token_sees_its_owner(client: GraphQLClient, tokens: dict[str, str]) -> None:
     data = await client.gql(
         "{ viewer { member { key } agent { key owner { key } } } }", token=tokens["helper"]
     )
     assert data["viewer"] == {"member": None, "agent": {"key": "helper", "owner": {"key": "alice"}}}
 
 
-async def test_malformed_id_is_a_request_error(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_malformed_id_is_a_request_error(
+    client: GraphQLClient, tokens: dict[str, str]
+) -> None:
     for variables in ({"id": "not-an-id"}, {"id": encode_id("Message", 1) + "!"}):
         result = await client.post(
             "query($id: ID!) { node(id: $id) { id } }", variables, token=tokens["alice"]
@@ -72,14 +79,18 @@ async def test_malformed_id_is_a_request_error(client, tokens) -> None:  # type:
     assert legacy.codes == ["BAD_USER_INPUT"]
 
 
-async def test_syntax_and_validation_errors_are_400(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_syntax_and_validation_errors_are_400(
+    client: GraphQLClient, tokens: dict[str, str]
+) -> None:
     for query in ("{ viewer { ", "{ viewer { nope } }"):
         result = await client.post(query, token=tokens["alice"])
         assert result.status == 400, result.body
         assert result.codes == ["BAD_USER_INPUT"]
 
 
-async def test_depth_and_alias_limits_hold_on_every_request(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_depth_and_alias_limits_hold_on_every_request(
+    client: GraphQLClient, tokens: dict[str, str]
+) -> None:
     # The limits are validation rules; validation results are cached per document, so the
     # second identical request must be refused just like the first.
     deep = "{ viewer { workspace { scopes { " + "parent { " * 12 + "key" + " }" * 12 + " } } } }"
@@ -93,14 +104,16 @@ async def test_depth_and_alias_limits_hold_on_every_request(client, tokens) -> N
     assert fine.status == 200 and not fine.errors
 
 
-async def test_oversized_request_is_rejected(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_oversized_request_is_rejected(client: GraphQLClient, tokens: dict[str, str]) -> None:
     result = await client.post(
         "{ viewer { member { key } } }" + " " * 300_000, token=tokens["alice"]
     )
     assert result.status == 413
 
 
-async def test_node_never_returns_what_the_viewer_may_not_read(client, db, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_node_never_returns_what_the_viewer_may_not_read(
+    client: GraphQLClient, db: asyncpg.Connection, tokens: dict[str, str]
+) -> None:
     dm_message = encode_id("Message", await _pk(db, "messages", "da1"))
     dm_scope = encode_id("Scope", await _pk(db, "scopes", "dm-alice"))
     secret = encode_id("Scope", await _pk(db, "scopes", "secret"))
@@ -116,7 +129,9 @@ async def test_node_never_returns_what_the_viewer_may_not_read(client, db, token
     assert mallory == [None] * 5
 
 
-async def test_lineage_hides_a_reply_built_from_a_dm(client, db, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_lineage_hides_a_reply_built_from_a_dm(
+    client: GraphQLClient, db: asyncpg.Connection, tokens: dict[str, str]
+) -> None:
     built_from_dm = encode_id("Message", await _pk(db, "messages", "g3"))
     query = "query($id: ID!) { node(id: $id) { ... on Message { key } } }"
     assert (await client.gql(query, {"id": built_from_dm}, token=tokens["alice"]))["node"] == {
@@ -125,7 +140,9 @@ async def test_lineage_hides_a_reply_built_from_a_dm(client, db, tokens) -> None
     assert (await client.gql(query, {"id": built_from_dm}, token=tokens["bob"]))["node"] is None
 
 
-async def test_workspace_scopes_lists_only_readable_scopes(client, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_workspace_scopes_lists_only_readable_scopes(
+    client: GraphQLClient, tokens: dict[str, str]
+) -> None:
     query = "{ viewer { workspace { scopes { key } } } }"
     keys = {
         who: {
@@ -140,7 +157,9 @@ async def test_workspace_scopes_lists_only_readable_scopes(client, tokens) -> No
     assert keys["helper"] == {"general", "secret", "partners", "dm-alice", "dm-bob", "t-general"}
 
 
-async def test_nodes_of_many_messages_cost_constant_statements(client, db, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_nodes_of_many_messages_cost_constant_statements(
+    client: GraphQLClient, db: asyncpg.Connection, tokens: dict[str, str]
+) -> None:
     general = await _pk(db, "scopes", "general")
     alice = await _pk(db, "actors", "alice")
     audience = await db.fetchval("select origin_audience_id from scopes where id = $1", general)
@@ -170,21 +189,23 @@ async def test_nodes_of_many_messages_cost_constant_statements(client, db, token
     assert one.statements == many.statements
 
 
-async def test_health_and_readiness(client) -> None:  # type: ignore[no-untyped-def]
+async def test_health_and_readiness(client: GraphQLClient) -> None:
     assert (await client.http.get("/healthz")).json() == {"status": "ok"}
     ready = await client.http.get("/readyz")
     assert ready.status_code == 200
     assert ready.json() == {"status": "ready"}
 
 
-async def test_graphiql_is_served_to_browsers(client) -> None:  # type: ignore[no-untyped-def]
+async def test_graphiql_is_served_to_browsers(client: GraphQLClient) -> None:
     page = await client.http.get("/graphql", headers={"accept": "text/html"})
     assert page.status_code == 200
     assert "graphiql" in page.text.lower()
     assert "Authorization" in page.text
 
 
-async def test_agent_token_without_a_turn_reads_no_message(client, db, tokens) -> None:  # type: ignore[no-untyped-def]
+async def test_agent_token_without_a_turn_reads_no_message(
+    client: GraphQLClient, db: asyncpg.Connection, tokens: dict[str, str]
+) -> None:
     # Disclosure needs a destination and only a turn binds one, so a bare agent token reads no
     # message text, even in a public channel the agent is a member of.
     public = encode_id("Message", await _pk(db, "messages", "g1"))

@@ -9,6 +9,7 @@ import asyncpg
 
 from app.demo import build_demo_fixture, ensure_demo
 from app.workspace_import.model import parse_fixture
+from tests.rows import one
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 KANA = re.compile(r"[\u3040-\u30ff]")
@@ -28,8 +29,10 @@ def test_builder_is_deterministic_and_valid() -> None:
 async def test_ensure_demo_imports_once(db: asyncpg.Connection) -> None:
     first = await ensure_demo(db, progress=io.StringIO())
     assert first.imported
-    counts = await db.fetchrow(
-        "select (select count(*) from workspaces) as w, (select count(*) from messages) as m"
+    counts = one(
+        await db.fetchrow(
+            "select (select count(*) from workspaces) as w, (select count(*) from messages) as m"
+        )
     )
     second = await ensure_demo(db, progress=io.StringIO())
     assert not second.imported

@@ -20,6 +20,7 @@ from app.data.eligibility import (
 from app.data.lineage import cache_summaries
 from tests.message_search_support import keys, workspace
 from tests.personas import load
+from tests.rows import one
 
 NS, OTHER_NS = 1, 2
 A, B, C = 10, 11, 12
@@ -88,8 +89,9 @@ class Lab:
 @pytest.fixture
 async def lab(db: asyncpg.Connection) -> Lab:
     await load(db, workspace([("m1", "room", "ann", "hello"), ("d1", "dm-ben", "ben", "hi")]))
-    row = await db.fetchrow(
-        """
+    row = one(
+        await db.fetchrow(
+            """
         select w.id as ws, w.default_namespace_id as ns, s.id as scope,
                s.origin_audience_id as public_audience, d.origin_audience_id as ben_audience,
                ann.id as ann, ben.id as ben
@@ -100,6 +102,7 @@ async def lab(db: asyncpg.Connection) -> Lab:
         join actors ben on ben.workspace_id = w.id and ben.key = 'ben'
         where w.key = 'lab'
         """
+        )
     )
     return Lab(
         row["ws"],

@@ -16,6 +16,7 @@ from tests.history_support import (
     shown_keys,
     start_turn,
 )
+from tests.rows import one
 
 DM_ALICE = {"da1", "da2"}
 
@@ -152,7 +153,7 @@ async def test_a_document_claiming_another_conversation_is_checked_against_its_m
     """The sidecar's conversation only narrows the scan: a document that claims to be in one of
     the agent's conversations is still judged by its message's real scope."""
     dm_bob = await db.fetchval("select id from scopes where key = 'dm-bob'")
-    r1 = await db.fetchrow("select workspace_id, id from messages where key = 'r1'")
+    r1 = one(await db.fetchrow("select workspace_id, id from messages where key = 'r1'"))
     await db.execute(
         "update search_documents set root_scope_id = $1 where workspace_id = $2 and message_id = $3",
         dm_bob,

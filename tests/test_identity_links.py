@@ -35,6 +35,7 @@ from tests.identity_support import (
 from tests.mcp_support import mcp_app, ok
 from tests.message_search_support import keys
 from tests.personas import globex, load
+from tests.rows import one
 
 
 @pytest.fixture
@@ -144,8 +145,10 @@ async def test_link_flow_joins_two_identities_once(
                                token=linked["alice"])  # fmt: skip
     code = started["startIdentityLink"]["code"]
     assert len(code.replace("-", "")) == 10
-    stored = await db.fetchrow(
-        "select code_hash, expires_at - created_at as ttl from identity_link_codes"
+    stored = one(
+        await db.fetchrow(
+            "select code_hash, expires_at - created_at as ttl from identity_link_codes"
+        )
     )
     assert code.encode() not in stored["code_hash"] and stored["ttl"].total_seconds() == 600
     made = await confirm(client, linked["alice-web"], code.lower())  # case does not matter
@@ -233,7 +236,7 @@ async def test_revoking_a_link_that_is_not_yours_answers_like_a_missing_one(
     assert revoked["revokedAt"] is not None
     # Again: the link as it is; the history stays (never deleted).
     assert (await revoke(client, linked["alice"], made["id"]))["revokedAt"] == revoked["revokedAt"]
-    row = await db.fetchrow("select revoked_by, revoked_via from identity_links")
+    row = one(await db.fetchrow("select revoked_by, revoked_via from identity_links"))
     web = await db.fetchval("select id from actors where key = 'alice-web'")
     assert (row["revoked_by"], row["revoked_via"]) == (web, "member")
 
@@ -371,9 +374,11 @@ async def test_the_audit_counts_link_only_messages_by_the_same_rule(
 ) -> None:
     async def excluded_by_audience() -> int:
         await keys(client, linked["alice-web"], "zebra")
-        row = await db.fetchrow(
-            "select exclusions from search_audit where surface = 'message_search'"
-            " order by id desc limit 1"
+        row = one(
+            await db.fetchrow(
+                "select exclusions from search_audit where surface = 'message_search'"
+                " order by id desc limit 1"
+            )
         )
         exclusions = row["exclusions"]
         return int(exclusions["audience"]) + int(exclusions["lineage"])
@@ -632,7 +637,7 @@ async def test_links_made_before_approval_existed_stay_live(empty_dsn: str, tmp_
             " where a.key = 'alice'"
         )
         assert [p.name for p in every if p.name >= "032"] == await migrate(conn)
-        row = await conn.fetchrow("select verified_at, approved_at from identity_links")
+        row = one(await conn.fetchrow("select verified_at, approved_at from identity_links"))
         assert row["approved_at"] == row["verified_at"]
     finally:
         await conn.close()
@@ -678,8 +683,11 @@ async def test_the_predicate_allows_a_linked_audience_only_once_the_link_is_appr
     from app.data.eligibility import ALLOWED_AUDIENCE_IDS
     from app.data.identity_links import linked_identities
 
-    web = await db.fetchrow("select workspace_id, id, namespace_id from actors where key = $1",
-                            "alice-web")  # fmt: skip
+    web = one(
+        await db.fetchrow(
+            "select workspace_id, id, namespace_id from actors where key = $1", "alice-web"
+        )
+    )
     alice = await db.fetchval("select id from actors where key = 'alice'")
     dm = await db.fetchval("select origin_audience_id from scopes where key = 'dm-alice'")
     destination = (web["workspace_id"], "members", web["namespace_id"], [web["id"]])

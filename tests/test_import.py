@@ -19,6 +19,7 @@ import pytest
 from app.errors import UsageError
 from app.workspace_import.importer import import_fixture, import_fixture_file
 from app.workspace_import.model import FixtureError
+from tests.personas import people
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 VALID = FIXTURES / "valid.json"
@@ -33,7 +34,7 @@ def other_workspace() -> dict[str, Any]:
     return {
         "workspace": {"key": "globex", "name": "Globex"},
         "namespace": "slack:globex",
-        "members": [{"key": "mallory", "name": "Mallory"}],
+        "members": people("mallory"),
         "scopes": [{"key": "lobby", "kind": "channel", "visibility": "private",
                     "members": ["mallory"]}],
         "memories": [{"key": "mem", "audience": {"kind": "members", "readers": ["mallory"]}}],

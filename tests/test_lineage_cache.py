@@ -16,6 +16,7 @@ from app.data.lineage import cache_summaries
 from app.request.ids import encode_id
 from tests.client import GraphQLClient
 from tests.personas import load_personas
+from tests.rows import one
 
 NODE = "query($id: ID!) { node(id: $id) { ... on Message { key } } }"
 
@@ -91,7 +92,7 @@ async def test_a_new_source_forgets_the_summaries_built_on_it(
     p, q = await _public_chain(db)
     assert await _reads(client, bob, p) and await _reads(client, bob, q)
     # P turns out to be built from #secret too: neither P nor Q may reach bob any more.
-    ws, s1 = await db.fetchrow("select workspace_id, id from messages where key = 's1'")
+    ws, s1 = one(await db.fetchrow("select workspace_id, id from messages where key = 's1'"))
     await db.execute(
         "insert into message_sources (workspace_id, message_id, source_message_id)"
         " values ($1, $2, $3)",

@@ -17,6 +17,7 @@ from tests.history_support import search as history_search
 from tests.message_search_support import keys
 from tests.personas import load_personas
 from tests.recording import Recorder, recording_client
+from tests.rows import one
 
 # The live walk's recursive CTE (app.data.eligibility.live_lineage_allows).
 _WALK = "with recursive walk"
@@ -108,7 +109,9 @@ async def test_a_summary_missing_after_the_token_was_read_is_denied(
     await load_personas(db)
     await _forget_summary(db, "g4")
     await _forget_summary(db, "g3")
-    ws, ns = await db.fetchrow("select id, default_namespace_id from workspaces where key = 'acme'")
+    ws, ns = one(
+        await db.fetchrow("select id, default_namespace_id from workspaces where key = 'acme'")
+    )
     for person in ("alice", "bob"):
         actor = await db.fetchval("select id from actors where key = $1", person)
         shown = await db.fetch(

@@ -14,6 +14,7 @@ import pytest
 
 from tests.message_search_support import author, global_id
 from tests.personas import load
+from tests.rows import one
 
 SEARCH = """
 query Search($q: String!, $first: Int, $after: String, $scope: ID, $author: AuthorFilter,
@@ -428,7 +429,7 @@ async def test_the_audit_records_compiled_filters_never_names(
     await run(
         client, tokens["ann"], 'deploy from:"Sam Park" -in:#hush in:#nosuchroom on:2026-03-02'
     )
-    row = await db.fetchrow("select * from search_audit order by id desc limit 1")
+    row = one(await db.fetchrow("select * from search_audit order by id desc limit 1"))
     stored = json.dumps(dict(row), default=str)
     for name in ("Sam Park", "hush", "nosuchroom", '2026-03-02"', "deploy"):
         assert name not in stored, name

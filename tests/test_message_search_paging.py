@@ -25,6 +25,7 @@ from tests.message_search_support import (
     workspace,
 )
 from tests.personas import load
+from tests.rows import one
 
 
 def _corpus() -> dict[str, Any]:
@@ -67,9 +68,11 @@ async def ann(db: asyncpg.Connection, issue_token: Any) -> str:
 
 async def _oracle(db: asyncpg.Connection, include: list[str], exclude: list[str]) -> list[str]:
     """Every eligible match for ann, straight from SQL with no budget and no pages."""
-    ws, ns, ann = await db.fetchrow(
-        "select w.id, w.default_namespace_id, a.id from workspaces w"
-        " join actors a on a.workspace_id = w.id and a.key = 'ann' where w.key = 'lab'"
+    ws, ns, ann = one(
+        await db.fetchrow(
+            "select w.id, w.default_namespace_id, a.id from workspaces w"
+            " join actors a on a.workspace_id = w.id and a.key = 'ann' where w.key = 'lab'"
+        )
     )
     rows = await db.fetch(
         f"""

@@ -4,7 +4,9 @@ removes rows."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+import asyncpg
 import pytest
 
 from app.data.audit import SearchAudit
@@ -15,19 +17,20 @@ from app.data.message_search.inputs import (
     ScopeCondition,
 )
 from app.data.message_search.statement import search_page
+from app.data.session import Session
 
 
 class _Sent(Exception):
     """The page's statement was sent: nothing past it is under test."""
 
 
-class _Recorder:
-    """Stands in for a Session and keeps the SQL it is asked to run."""
+class _Recorder(Session):
+    """A Session without a database: it keeps the SQL it is asked to run and answers nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # no pool, so no Session.__init__
         self.sql: list[str] = []
 
-    async def fetch(self, sql: str, *args: object) -> list[object]:
+    async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
         self.sql.append(sql)
         raise _Sent
 
@@ -43,7 +46,7 @@ async def _page_sql(query: CandidateQuery, after: After | None = None) -> str:
     recorder = _Recorder()
     with pytest.raises(_Sent):
         await search_page(
-            recorder,  # type: ignore[arg-type]
+            recorder,
             query,
             after=after,
             first=20,
@@ -60,17 +63,18 @@ def _scans(sql: str) -> list[str]:
     ]
 
 
-async def _candidate_where(**conditions: object) -> list[str]:
+async def _candidate_where(
+    *,
+    scope: ScopeCondition | None = None,
+    author: AuthorCondition | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    after: After | None = None,
+) -> list[str]:
     query = CandidateQuery(
-        (1, "members", 2, [3]),
-        ["acme"],
-        [],
-        scope=conditions.get("scope"),  # type: ignore[arg-type]
-        author=conditions.get("author"),  # type: ignore[arg-type]
-        since=conditions.get("since"),  # type: ignore[arg-type]
-        until=conditions.get("until"),  # type: ignore[arg-type]
+        (1, "members", 2, [3]), ["acme"], [], scope=scope, author=author, since=since, until=until
     )
-    scans = _scans(await _page_sql(query, conditions.get("after")))  # type: ignore[arg-type]
+    scans = _scans(await _page_sql(query, after))
     assert len(scans) == 2, scans  # one word: no walk of the newest documents
     return scans
 
@@ -108,7 +112,7 @@ def _assert_no_top_level_or(extra: str) -> None:
         {"until": datetime(2026, 3, 2, tzinfo=UTC)},
     ],
 )
-async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, object]) -> None:
+async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, Any]) -> None:
     """The invariant of app.data.message_search, checked on the SQL: a filter appends
     `and (...)` to the candidate WHERE clause and changes nothing before it; in the scan of
     the rest of the budget too, which keeps every conjunct of its unfiltered self."""

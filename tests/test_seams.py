@@ -42,11 +42,12 @@ def test_the_app_factory_installs_and_uninstall_restores(dsn: str) -> None:
             GraphQLID.coerce_input_value("not-an-id")
         with pytest.raises(GraphQLError):
             GraphQLString.coerce_input_value("a\x00b")
-        record = logging.getLogger("x").makeRecord("x", logging.INFO, "f", 1, "m", None, None)
+        record = logging.getLogger("x").makeRecord("x", logging.INFO, "f", 1, "m", (), None)
         assert hasattr(record, "request_id")
         create_app(Settings(), dsn)  # idempotent: nothing wrapped twice
         factory = logging.getLogRecordFactory()
-        assert factory.inner is not factory and not hasattr(factory.inner, "inner")  # type: ignore[attr-defined]
+        inner = getattr(factory, "inner", None)
+        assert inner is not None and inner is not factory and not hasattr(inner, "inner")
         scalars.uninstall()
         recall_logging.uninstall()
         assert GraphQLID.coerce_input_value("not-an-id") == "not-an-id"

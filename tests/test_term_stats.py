@@ -112,12 +112,10 @@ async def test_an_import_writes_the_rows_the_row_triggers_would_have(
 
 
 async def test_live_posts_edits_deletes_and_replies_keep_the_statistics_exact(
-    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
 ) -> None:
     from app.data.tokens import issue_connector_token
 
-    await import_fixture(db, history_acme(), io.StringIO())
-    await import_fixture(db, globex(), io.StringIO())
     acme, other = await _workspace(db, "acme"), await _workspace(db, "globex")
     untouched = await _all_rows(db, other)
     connector = Connector(client, await issue_connector_token(db, "acme"))

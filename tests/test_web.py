@@ -9,6 +9,7 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 import asyncpg
@@ -26,8 +27,8 @@ def _references(page: str) -> list[str]:
     return [ref for ref in _REFERENCE.findall(page) if not ref.startswith("#")]
 
 
-def _assert_strict_csp(headers: object) -> None:
-    csp = headers["content-security-policy"]  # type: ignore[index]
+def _assert_strict_csp(headers: Mapping[str, str]) -> None:
+    csp = headers["content-security-policy"]
     assert "default-src 'self'" in csp and "script-src 'self'" in csp
     assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
     assert "frame-ancestors 'none'" in csp

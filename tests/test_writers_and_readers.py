@@ -9,7 +9,6 @@ thousands of long messages ran past the statement timeout and stalled searches w
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 from typing import Any
 
@@ -20,12 +19,10 @@ from app.changes.apply import apply_changes
 from app.changes.model import parse_change
 from app.data import deletions
 from app.db import connect
-from app.workspace_import.importer import import_fixture
 from tests.changes_support import Connector, keyed, post
 from tests.client import GraphQLClient
 from tests.history_support import SEARCH as HISTORY_SEARCH
-from tests.history_support import history_acme, start_turn
-from tests.personas import globex
+from tests.history_support import start_turn
 from tests.test_cli import recall
 
 MESSAGE_SEARCH = '{ messageSearch(query: "zeppelin") { edges { node { key } } } }'
@@ -34,11 +31,9 @@ PATIENCE = 4.0
 
 
 @pytest.fixture
-async def acme(db: asyncpg.Connection, client: GraphQLClient, issue_token: Any) -> Any:
+async def acme(history_personas: None, db: asyncpg.Connection, client: GraphQLClient) -> Any:
     from app.data.tokens import issue_connector_token
 
-    await import_fixture(db, history_acme(), io.StringIO())
-    await import_fixture(db, globex(), io.StringIO())
     workspace = await db.fetchval("select id from workspaces where key = 'acme'")
     connector = Connector(client, await issue_connector_token(db, "acme"))
     return workspace, connector
