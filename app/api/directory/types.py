@@ -13,7 +13,7 @@ import strawberry
 from app import access
 from app.api.context import Info
 from app.api.directory import resolvers
-from app.api.execution import without_info
+from app.api.engine.completion import without_info
 from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, Page, guarded, sized
