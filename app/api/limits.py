@@ -39,6 +39,7 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from app.api.engine.internals import provided_operation_name
 from app.api.policies import IDS, FieldPolicy, Fixed, Page, definition_of, policy_of
 from app.errors import BadUserInput, RecallError
 
@@ -317,7 +318,7 @@ class RequestLimits(SchemaExtension):
         if document is not None and not ctx.pre_execution_errors:
             try:
                 # The name the client sent: ctx.operation_name falls back to the first operation.
-                name = ctx._provided_operation_name
+                name = provided_operation_name(ctx)
                 check(measure(ctx.schema._schema, document, name, ctx.variables))
             except RecallError as e:
                 ctx.pre_execution_errors = [GraphQLError(e.message, original_error=e)]

@@ -21,9 +21,9 @@ from typing import Any, Final
 
 import strawberry
 from strawberry.permission import BasePermission
-from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 from app.access import Policy, TokenKind
+from app.api.engine.internals import DEFINITION_BACKREF
 from app.errors import Forbidden
 
 
@@ -70,7 +70,6 @@ class FieldPolicy:
 
 
 _KEY = "recall_policy"
-DEFINITION_BACKREF = GraphQLCoreConverter.DEFINITION_BACKREF
 
 
 class _TokenPermission(BasePermission):

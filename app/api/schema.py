@@ -12,12 +12,12 @@ from strawberry.tools import merge_types
 
 from app.api.changes.schema import ChangesMutation
 from app.api.directory.types import Agent, Message, Scope, Workspace
-from app.api.execution import RecallExecutionContext
+from app.api.engine.completion import RecallExecutionContext
+from app.api.engine.internals import verify
 from app.api.history.schema import HistoryMutation, HistoryQuery
 from app.api.history.types import Turn
 from app.api.identity.schema import IdentityMutation, IdentityQuery
 from app.api.identity.types import IdentityLink, Member
-from app.api.internals import verify
 from app.api.limits import RequestLimits
 from app.api.message_search.schema import MessageSearchQuery
 from app.api.viewer.schema import CoreQuery

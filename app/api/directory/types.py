@@ -13,7 +13,7 @@ import strawberry
 from app import access
 from app.api.context import Info
 from app.api.directory import resolvers
-from app.api.execution import without_info
+from app.api.engine.completion import without_info
 from app.api.identity.types import Member
 from app.api.node import Node
 from app.api.pagination import PageInfo

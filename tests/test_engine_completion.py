@@ -1,17 +1,23 @@
-"""app.api.execution's fast path answers exactly what graphql-core's own execution answers:
-the same data, the same errors at the same paths, for plain data, resolvers, unions and
-interfaces, nulls where the schema forbids them, values of the wrong type and exceptions."""
+"""app.api.engine.completion's fast path answers exactly what graphql-core's own execution
+answers: the same data, the same errors at the same paths, for plain data (leaves, enums,
+custom scalars, objects, lists), resolvers, unions, interfaces and lists of them, nulls where
+the schema forbids them, values of the wrong type, exceptions while reading or resolving (now
+or awaited), aliases, fragments and directives, and with a middleware (which turns it off)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
+from enum import Enum
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
 import pytest
 import strawberry
+from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.api.execution import RecallExecutionContext, without_info
+from app.api.engine.completion import RecallExecutionContext, without_info
 
 CALLS: list[str] = []
 
@@ -31,10 +37,22 @@ class Robot(Named):
     model: str
 
 
+@strawberry.enum
+class Mood(Enum):
+    CALM = "calm"
+    LOUD = "loud"
+
+
 @strawberry.type
 class Span:
     start: int
     end: int
+
+    @strawberry.field
+    async def width(self) -> int | None:
+        if self.end < self.start:
+            raise ValueError("negative width")
+        return self.end - self.start
 
 
 @strawberry.type
@@ -44,6 +62,10 @@ class Item:
     nullable_span: Span | None
     # A plain field of a type with an is_type_of (it implements an interface).
     boss: Person
+    mood: Mood
+    created: datetime
+    crowd: list[Named]
+    maybe_spans: list[Span | None] | None
     maker: strawberry.Private[Any]
     twin: strawberry.Private[Any] = None
 
@@ -79,6 +101,27 @@ class Item:
 ROWS: dict[str, list[Any]] = {}
 
 
+class _Raising:
+    """An Item (by strawberry.cast) whose key and spans raise when read."""
+
+    nullable_span = None
+    boss = Person(name="Bo", age=50)
+    mood = Mood.LOUD
+    created = datetime(2024, 5, 1, tzinfo=UTC)
+    crowd = ()
+    maybe_spans = None
+    maker = "Eve"
+    twin = None
+
+    @property
+    def key(self) -> str:
+        raise RuntimeError("key unreadable")
+
+    @property
+    def spans(self) -> list[Span]:
+        raise RuntimeError("spans unreadable")
+
+
 @strawberry.type
 class Query:
     @strawberry.field
@@ -92,6 +135,10 @@ def _item(key: str = "a", **changes: Any) -> Any:
         "spans": [Span(start=0, end=3), Span(start=5, end=9)],
         "nullable_span": None,
         "boss": Person(name="Bo", age=50),
+        "mood": Mood.CALM,
+        "created": datetime(2024, 5, 1, 12, 0, tzinfo=UTC),
+        "crowd": [Person(name="Cy", age=9), Robot(name="K9", model="dog")],
+        "maybe_spans": [Span(start=1, end=1), None],
         "maker": Person(name="Ada", age=36),
     }
     fields.update(changes)
@@ -114,7 +161,18 @@ ROWS.update(
         "twin": [_item("d", twin=Span(start=7, end=8))],
         "null_leaf": [
             _item("e"),
-            _unchecked(Item, key=None, spans=[], nullable_span=None, boss=None, maker="x"),
+            _unchecked(
+                Item,
+                key=None,
+                spans=[],
+                nullable_span=None,
+                boss=None,
+                mood=None,
+                created=None,
+                crowd=[],
+                maybe_spans=None,
+                maker="x",
+            ),
         ],
         "null_item": [_item("f", spans=[Span(start=1, end=2), None])],
         "wrong_leaf": [_item("g", spans=[_unchecked(Span, start="not a number", end=1)])],
@@ -125,6 +183,15 @@ ROWS.update(
         "cast": [_item("l", maker=strawberry.cast(Robot, SimpleNamespace(name="C3", model="p")))],
         "cast_object": [_item("m", maker=strawberry.cast(Robot, Person(name="P", age=2)))],
         "empty": [],
+        "null_in_nullable": [_item("n", nullable_span=_unchecked(Span, start=None, end=1))],
+        "awaited_error": [_item("o", spans=[Span(start=0, end=1), Span(start=5, end=2)])],
+        "wrong_enum": [_item("p", mood="sleepy")],
+        "wrong_scalar": [_item("q", created="yesterday")],
+        "wrong_in_interface_list": [
+            _item("r", crowd=[Person(name="Ok", age=1), Span(start=0, end=0)])
+        ],
+        "null_in_interface_list": [_item("s", crowd=[Robot(name="Ok", model="m"), None])],
+        "raising_read": [strawberry.cast(Item, _Raising())],
     }
 )
 
@@ -132,9 +199,15 @@ QUERY = """
 query($case: String!, $broken: Boolean!) {
   items(case: $case) {
     key
-    spans { start end }
+    spans { __typename start end width }
+    first: spans { start }
+    ...More
     nullableSpan { start }
-    boss { name age }
+    boss @skip(if: $broken) { name age }
+    mood
+    created
+    crowd { __typename name ... on Person { age } ...RobotModel }
+    maybeSpans { start end }
     madeBy { __typename ... on Person { name age } ... on Robot { name model } }
     named { __typename name ... on Robot { model } }
     later { start end }
@@ -143,15 +216,29 @@ query($case: String!, $broken: Boolean!) {
     alias: key
   }
 }
+fragment More on Item { spans { end } boss { name } }
+fragment RobotModel on Robot { model }
 """
 
 
-def _schema(context_class: type) -> strawberry.Schema:
-    return strawberry.Schema(query=Query, execution_context_class=context_class)
+class _ResolveHook(SchemaExtension):
+    """A middleware (an extension with a resolve hook): the fast path steps aside for it."""
+
+    def resolve(
+        self, _next: Callable[..., Any], root: Any, info: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        return _next(root, info, *args, **kwargs)
+
+
+def _schema(context_class: type, *extensions: type[SchemaExtension]) -> strawberry.Schema:
+    return strawberry.Schema(
+        query=Query, execution_context_class=context_class, extensions=list(extensions)
+    )
 
 
 FAST = _schema(RecallExecutionContext)
 STOCK = _schema(StrawberryGraphQLCoreExecutionContext)
+WITH_MIDDLEWARE = _schema(RecallExecutionContext, _ResolveHook)
 
 
 async def _run(schema: strawberry.Schema, case: str, broken: bool) -> tuple[Any, Any]:
@@ -170,6 +257,7 @@ async def test_the_fast_path_answers_what_graphql_core_answers(case: str, broken
     fast = await _run(FAST, case, broken)
     stock = await _run(STOCK, case, broken)
     assert fast == stock
+    assert await _run(WITH_MIDDLEWARE, case, broken) == stock
     if case == "plain" and not broken:
         assert fast[1] == [] and fast[0]["items"][1]["madeBy"]["model"] == "astromech"
 

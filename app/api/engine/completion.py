@@ -26,7 +26,8 @@ Anything unusual goes the normal way, which then reports it exactly as before: a
 the schema forbids one, a value the scalar refuses, an exception while reading, a value of the
 wrong type, other resolvers, arguments, middleware, incremental delivery. The fast path only
 reads the source (value_of is a read too), so reading it again on the normal path costs
-nothing else. tests/test_execution.py compares both with graphql-core's own execution.
+nothing else. tests/test_engine_completion.py compares both with graphql-core's own execution. What it
+reads of the libraries, and why: app/api/engine/__init__.py.
 """
 
 from __future__ import annotations
@@ -48,10 +49,9 @@ from graphql import (
 )
 from graphql.pyutils import Path, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
-from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
-DEFINITION_BACKREF = GraphQLCoreConverter.DEFINITION_BACKREF
+from app.api.engine.internals import DEFINITION_BACKREF, generated_is_type_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +89,6 @@ def without_info(value_of: Callable[[Any], Any]) -> Callable[[Callable[..., Any]
         return resolver
 
     return mark
-
-
-def generated_is_type_of(object_type: GraphQLObjectType) -> bool:
-    """Whether the type's is_type_of is none or strawberry's own, an isinstance check that
-    ignores its info argument (the fast path has none to give)."""
-    is_type_of = object_type.is_type_of
-    return is_type_of is None or getattr(is_type_of, "__qualname__", "").endswith(
-        "_get_is_type_of.<locals>.is_type_of"
-    )
 
 
 def _completable(named: Any) -> bool:

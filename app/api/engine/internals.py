@@ -1,11 +1,10 @@
-"""The private names of strawberry-graphql and graphql-core that Recall reads, checked once.
+"""The private names of strawberry-graphql and graphql-core that Recall reads, read and checked
+here (the list and why: app/api/engine/__init__.py).
 
-The executor's fast path (app/api/execution.py), the request limits (app/api/limits.py) and the
-strict input scalars (app/api/scalars.py) rely on names these libraries do not promise to
-keep. pyproject.toml bounds both to the releases they were checked against; when an upgrade
-inside or past those bounds changes one, `verify()` says which — when the schema is built, so
-`recall serve` refuses to start, and in tests/test_library_internals.py — instead of a fast
-path that silently turns itself off or an AttributeError on every request.
+pyproject.toml pins both libraries to the releases in TESTED; when an upgrade changes one of
+these names, `verify()` says which — when the schema is built, so `recall serve` refuses to
+start, and in tests/test_engine_internals.py — instead of a fast path that silently turns
+itself off or an AttributeError on every request.
 """
 
 from __future__ import annotations
@@ -22,9 +21,40 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.execution import ExecutionContext
 from strawberry.types.field import StrawberryField
 
+# The releases the engine was checked against (pyproject.toml pins these; tests fail otherwise).
+TESTED = {"graphql-core": "3.3.2", "strawberry-graphql": "0.341.2"}
+
+# The key under which a graphql-core field carries its StrawberryField.
+DEFINITION_BACKREF: str = GraphQLCoreConverter.DEFINITION_BACKREF
+
 
 class LibraryChanged(RuntimeError):
     """An installed strawberry-graphql or graphql-core no longer has what Recall reads."""
+
+
+def generated_is_type_of(object_type: Any) -> bool:
+    """Whether a graphql-core object type's is_type_of is none or strawberry's own, an
+    isinstance check that ignores its info argument (the fast path has none to give)."""
+    is_type_of = object_type.is_type_of
+    return is_type_of is None or getattr(is_type_of, "__qualname__", "").endswith(
+        "_get_is_type_of.<locals>.is_type_of"
+    )
+
+
+def provided_operation_name(execution_context: ExecutionContext) -> str | None:
+    """The operation name the client sent: `operation_name` falls back to the document's first
+    operation."""
+    name: str | None = execution_context._provided_operation_name
+    return name
+
+
+def untested_versions() -> list[str]:
+    """The installed libraries that are not the releases in TESTED, one sentence each."""
+    return [
+        f"{package} {version(package)} is installed; the engine was tested with {tested}"
+        for package, tested in TESTED.items()
+        if version(package) != tested
+    ]
 
 
 # graphql-core's execution-context methods the executor overrides or calls, with the
@@ -94,7 +124,7 @@ def problems() -> list[str]:
     need(
         "provided_operation_name" in inspect.signature(ExecutionContext).parameters,
         "strawberry's ExecutionContext no longer takes provided_operation_name "
-        "(app/api/limits.py reads _provided_operation_name)",
+        "(provided_operation_name reads _provided_operation_name)",
     )
     for scalar in (GraphQLID, GraphQLString):
         for attribute in ("coerce_input_value", "coerce_input_literal"):
@@ -108,8 +138,6 @@ def problems() -> list[str]:
 def schema_problems(schema: Any) -> list[str]:
     """What the fast path needs of a built schema (a strawberry.Schema): strawberry's default
     resolver marks itself `_is_default`, and its generated is_type_of is recognisable."""
-    from app.api.execution import generated_is_type_of
-
     found: list[str] = []
     message = schema._schema.type_map.get("Message")
     field = message.fields.get("key") if message is not None else None
