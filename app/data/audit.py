@@ -48,9 +48,9 @@ def audit_insert(
     written), for a data-modifying CTE; without, an INSERT ... VALUES, which Citus routes to
     the workspace's shard as it is."""
     values = (
-        f"$1, {p.add(audit.surface)}::text, {p.add(audit.actor_id)}::bigint,"
-        f" {p.add(audit.turn_id)}::bigint, {p.add(audit.query_digest)}::text,"
-        f" {p.add(dict(audit.filters))}::jsonb, {p.add(dict(audit.destination))}::jsonb,"
+        f"$1, {p.add(audit.surface, 'text')}, {p.add(audit.actor_id, 'bigint')},"
+        f" {p.add(audit.turn_id, 'bigint')}, {p.add(audit.query_digest, 'text')},"
+        f" {p.add(dict(audit.filters), 'jsonb')}, {p.add(dict(audit.destination), 'jsonb')},"
         f" {selected}, {exclusions}"
     )
     rows = f"select {values} from {source}" if source is not None else f"values ({values})"
@@ -75,8 +75,8 @@ async def write_audit(
     sql = audit_insert(
         p,
         audit,
-        selected=f"{p.add([dict(s) for s in selected])}::jsonb",
-        exclusions=f"{p.add(dict(exclusions))}::jsonb",
+        selected=p.add([dict(s) for s in selected], "jsonb"),
+        exclusions=p.add(dict(exclusions), "jsonb"),
     )
     audit_id: int = await db.fetchval(sql, *p.values)
     return audit_id

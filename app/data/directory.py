@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.data.params import Params
 from app.data.readers import Reader
 from app.data.rows import ActorRow, ScopeRow, WorkspaceRow, actor_columns
 from app.data.session import Session
@@ -60,12 +61,12 @@ async def actors_in_workspace(
 
 
 async def readable_scopes_by_ids(db: Session, reader: Reader, ids: Sequence[int]) -> list[ScopeRow]:
+    p = Params([reader.workspace_id])  # $1: the workspace, as scope_predicate reads it
+    wanted = p.add(list(ids))
     rows = await db.fetch(
-        f"select {_SCOPE_COLUMNS} from scopes s where s.workspace_id = $1 and s.id = any($2)"
-        f" and {reader.scope_predicate('s', '$3')}",
-        reader.workspace_id,
-        list(ids),
-        reader.actor_id,
+        f"select {_SCOPE_COLUMNS} from scopes s where s.workspace_id = $1 and s.id = any({wanted})"
+        f" and {reader.scope_predicate('s', p.add(reader.actor_id))}",
+        *p.values,
     )
     return [ScopeRow.of(r) for r in rows]
 
@@ -84,11 +85,11 @@ async def scopes_by_ids_unfiltered(
 
 
 async def readable_scopes(db: Session, reader: Reader) -> list[ScopeRow]:
+    p = Params([reader.workspace_id])  # $1: the workspace, as scope_predicate reads it
     rows = await db.fetch(
         f"select {_SCOPE_COLUMNS} from scopes s where s.workspace_id = $1"
-        f" and {reader.scope_predicate('s', '$2')} order by s.kind, s.key",
-        reader.workspace_id,
-        reader.actor_id,
+        f" and {reader.scope_predicate('s', p.add(reader.actor_id))} order by s.kind, s.key",
+        *p.values,
     )
     return [ScopeRow.of(r) for r in rows]
 

@@ -10,7 +10,8 @@ ran): a fragment is SQL text inlined into each statement, because a table-readin
 cannot run inside a statement Citus routes to one shard (docs/scale.md).
 
 Parameter convention: every statement that uses these fragments binds the destination as its
-first four parameters: $1 workspace id, $2 destination kind, $3 namespace id, $4 reader ids.
+first four parameters: $1 workspace id, $2 destination kind, $3 namespace id, $4 reader ids;
+every further value through app.data.params.Params, never a hand-numbered $5.
 
 Linked identities (docs/identity.md): a live link between members A and B (two namespaces of one
 person; live: approved by its starter and not revoked, live_link) opens exactly one path, and it is

@@ -13,22 +13,26 @@ from collections.abc import Sequence
 
 from app.data.eligibility import lineage_summary
 from app.data.executor import Executor
+from app.data.params import Params
 
 # The roots of one statement: each walk is bounded by its own cap, a batch by this many walks.
 _BATCH = 2000
 
-# Each message's walk, one per row (LATERAL): the same text a statement inlines when a summary
-# is missing, so the cache holds exactly what the live walk would say, caps included.
-_FILL = f"""
+
+def _fill(roots: str) -> str:
+    """Each walk of the messages `roots` (a FROM item of rows `r(id)`), one per row (LATERAL):
+    the same text a statement inlines when a summary is missing, so the cache holds exactly
+    what the live walk would say, caps included. $1 is the workspace, as the walk reads it."""
+    return f"""
 update messages m set lineage_audience_ids = lw.audience_ids, lineage_denied = lw.denied
-from ROOTS cross join lateral {lineage_summary("array[r.id]")} lw
+from {roots} cross join lateral {lineage_summary("array[r.id]")} lw
 where m.workspace_id = $1 and m.id = r.id and m.has_provenance
 """
-_FILL_IDS = _FILL.replace("ROOTS", "unnest($2::bigint[]) as r(id)")
-_FILL_MISSING = _FILL.replace(
-    "ROOTS",
+
+
+_FILL_MISSING = _fill(
     "(select id from messages where workspace_id = $1 and has_provenance"
-    " and lineage_audience_ids is null) r",
+    " and lineage_audience_ids is null) r"
 )
 
 
@@ -36,7 +40,9 @@ async def cache_summaries(db: Executor, workspace_id: int, message_ids: Sequence
     """Compute and keep the lineage summaries of these messages (those with provenance)."""
     ids = list(message_ids)
     for start in range(0, len(ids), _BATCH):
-        await db.execute(_FILL_IDS, workspace_id, ids[start : start + _BATCH])
+        p = Params([workspace_id])
+        batch = p.add(ids[start : start + _BATCH], "bigint[]")
+        await db.execute(_fill(f"unnest({batch}) as r(id)"), *p.values)
 
 
 async def cache_missing_summaries(db: Executor, workspace_id: int) -> None:

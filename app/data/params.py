@@ -1,8 +1,17 @@
-"""Positional SQL parameters, numbered by the one builder every statement uses.
+"""Positional SQL parameters, numbered by the one builder every composed statement uses.
 
-A statement that applies the eligibility fragments starts from the destination's $1-$4
-(app.data.eligibility); every further value is added here and referenced by the placeholder
-`add` returns, so no statement counts `$n` by hand.
+The rule: a statement composed of SQL fragments — any statement whose text interpolates a
+fragment that reads or binds a parameter (app.data.eligibility's, which read the destination
+as $1-$4, or any helper given a placeholder) — binds every value of its own through
+`Params.add` and writes the placeholder `add` returns; no placeholder is numbered by hand. The
+fixed leading parameters a fragment reads are the values `Params` starts from (the destination
+for the eligibility fragments, the workspace alone for fragments that read only $1). So a
+fragment may be moved, added or left out without renumbering anything, and a value can never
+be bound to another's number by miscounting.
+
+A constant statement — its placeholders all written in its own text, nothing interpolated
+that holds one (a column list may be) — keeps literal `$1..$n` matching its argument list in
+order: asyncpg's own form, read at a glance.
 """
 
 from __future__ import annotations

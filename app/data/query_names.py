@@ -50,18 +50,18 @@ async def scopes_named(
     viewer = p.add(reader.actor_id)
     parts = []
     if names:
-        wanted = p.add(list(names))
+        wanted = p.add(list(names), "text[]")
         parts.append(
             f"select {_SCOPE_COLUMNS}, null::bigint as person from scopes s"
             " where s.workspace_id = $1"
-            f" and (lower(s.key) = any({wanted}::text[]) or lower(s.name) = any({wanted}::text[]))"
+            f" and (lower(s.key) = any({wanted}) or lower(s.name) = any({wanted}))"
             f" and {reader.scope_predicate('s', viewer)}"
         )
     if people:
         parts.append(
             f"select {_SCOPE_COLUMNS}, pm.actor_id as person from scopes s"
             " join scope_members pm on pm.workspace_id = $1 and pm.scope_id = s.id"
-            f" and pm.actor_id = any({p.add(list(people))}::bigint[]) and pm.actor_id <> {viewer}"
+            f" and pm.actor_id = any({p.add(list(people), 'bigint[]')}) and pm.actor_id <> {viewer}"
             " where s.workspace_id = $1 and s.kind = 'dm' and s.parent_id is null"
             " and exists (select 1 from scope_members vm where vm.workspace_id = $1"
             f" and vm.scope_id = s.id and vm.actor_id = {viewer})"

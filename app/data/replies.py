@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from app.data import lineage
 from app.data.eligibility import Destination, eligible
 from app.data.messages import MESSAGE_COLUMNS
+from app.data.params import Params
 from app.data.rows import MessageRow
 from app.data.session import Session
 
@@ -76,10 +77,11 @@ async def deliverable(db: Session, destination: Destination, message_id: int) ->
     # The reply's provenance is complete: its lineage summary is cached first, as a statement
     # of its own; the check then reads the summary the same walk just computed.
     await lineage.cache_summaries(db, destination.workspace_id, [message_id])
+    p = Params(destination.params())  # $1-$4, as the eligibility fragment reads them
     allowed: bool | None = await db.fetchval(
-        f"select {eligible('m')} from messages m where m.workspace_id = $1 and m.id = $5",
-        *destination.params(),
-        message_id,
+        f"select {eligible('m')} from messages m"
+        f" where m.workspace_id = $1 and m.id = {p.add(message_id)}",
+        *p.values,
     )
     return bool(allowed)
 

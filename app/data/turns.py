@@ -61,8 +61,12 @@ class TurnTarget:
     destination: Destination | None
 
 
-_TURN = f"""
-select {in_perspective("t.scope_id", "$3")} as agent_in_scope, t.id, t.workspace_id, t.agent_id, t.scope_id, coalesce(s.parent_id, s.id) as conversation_id,
+def _turn(workspace_id: int, turn_id: int, agent_id: int) -> tuple[str, list[object]]:
+    """The statement reading `agent_id`'s turn (as _turn_row takes it), and its values."""
+    p = Params([workspace_id])  # $1: the workspace, as the perspective fragments read it
+    turn, agent = p.add(turn_id), p.add(agent_id)
+    sql = f"""
+select {in_perspective("t.scope_id", agent)} as agent_in_scope, t.id, t.workspace_id, t.agent_id, t.scope_id, coalesce(s.parent_id, s.id) as conversation_id,
        t.requester_id, t.trigger_message_id, t.created_at,
        a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers,
        array(select e.message_id from turn_evidence e
@@ -73,8 +77,9 @@ from turns t
 join actors rq on rq.workspace_id = $1 and rq.id = t.requester_id
 join scopes s on s.workspace_id = $1 and s.id = t.scope_id
 join audiences a on a.workspace_id = $1 and a.id = t.destination_audience_id
-where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3
+where t.workspace_id = $1 and t.id = {turn} and t.agent_id = {agent}
 """
+    return sql, p.values
 
 
 def _turn_row(r: asyncpg.Record) -> TurnRow:
@@ -101,7 +106,8 @@ def _turn_row(r: asyncpg.Record) -> TurnRow:
 async def turn_by_id(
     db: Executor, workspace_id: int, turn_id: int, agent_id: int
 ) -> TurnRow | None:
-    row = await db.fetchrow(_TURN, workspace_id, turn_id, agent_id)
+    sql, values = _turn(workspace_id, turn_id, agent_id)
+    row = await db.fetchrow(sql, *values)
     return _turn_row(row) if row else None
 
 
@@ -110,9 +116,8 @@ async def lock_turn(db: Session, workspace_id: int, turn_id: int, agent_id: int)
     run one at a time, so the evidence ceiling cannot be overrun by two concurrent searches.
     The requester's row is share-locked: a deactivation in flight commits first and is seen
     (requester_active), so a reply is never delivered to someone deactivated meanwhile."""
-    row = await db.fetchrow(
-        _TURN + " for update of t for share of rq", workspace_id, turn_id, agent_id
-    )
+    sql, values = _turn(workspace_id, turn_id, agent_id)
+    row = await db.fetchrow(sql + " for update of t for share of rq", *values)
     return _turn_row(row) if row else None
 
 
@@ -124,27 +129,28 @@ async def turn_target(
     requester_id: int,
     trigger_message_id: int | None,
 ) -> TurnTarget:
+    p = Params([workspace_id])  # $1: the workspace, as the perspective fragment reads it
+    agent, scope = p.add(agent_id), p.add(scope_id)
+    requester, trigger = p.add(requester_id), p.add(trigger_message_id)
     row = await db.fetchrow(
         f"""
         select s.id is not null as scope_exists,
-               s.id is not null and {in_perspective("s.id", "$2")} as agent_in_scope,
+               s.id is not null and {in_perspective("s.id", agent)} as agent_in_scope,
                exists (select 1 from actors r
-                       where r.workspace_id = $1 and r.id = $4 and r.kind = 'member') as requester_ok,
+                       where r.workspace_id = $1 and r.id = {requester} and r.kind = 'member')
+                   as requester_ok,
                exists (select 1 from actors r
-                       where r.workspace_id = $1 and r.id = $4 and r.kind = 'member'
+                       where r.workspace_id = $1 and r.id = {requester} and r.kind = 'member'
                          and r.deactivated_at is not null) as requester_deactivated,
                (select tm.seq from messages tm
-                where tm.workspace_id = $1 and tm.id = $5 and tm.scope_id = s.id) as trigger_seq,
+                where tm.workspace_id = $1 and tm.id = {trigger} and tm.scope_id = s.id)
+                   as trigger_seq,
                a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers
         from (select 1) one
-        left join scopes s on s.workspace_id = $1 and s.id = $3
+        left join scopes s on s.workspace_id = $1 and s.id = {scope}
         left join audiences a on a.workspace_id = $1 and a.id = s.destination_audience_id
         """,
-        workspace_id,
-        agent_id,
-        scope_id,
-        requester_id,
-        trigger_message_id,
+        *p.values,
     )
     assert row is not None
     destination = None
@@ -176,35 +182,33 @@ async def insert_turn(
     """Write the turn and its loaded window: the last `window` messages of the scope before the
     trigger (or the latest). The window is what the runtime puts in the prompt, so it holds
     only messages eligible for the turn's destination, like any other read."""
+    p = Params(destination.params())  # $1-$4, as the eligibility fragments read them
+    agent, scope = p.add(agent_id), p.add(scope_id)
+    requester, trigger = p.add(requester_id), p.add(trigger_message_id)
+    before, size = p.add(trigger_seq, "integer"), p.add(window)
     turn_id: int = await db.fetchval(
         f"""
         with t as (
             insert into turns (workspace_id, agent_id, scope_id, requester_id, trigger_message_id,
                                window_size, destination_audience_id)
-            select $1, $5, $6, $7, $8, $10, s.destination_audience_id
-            from scopes s where s.workspace_id = $1 and s.id = $6
+            select $1, {agent}, {scope}, {requester}, {trigger}, {size}, s.destination_audience_id
+            from scopes s where s.workspace_id = $1 and s.id = {scope}
             returning id
         ), w as (
             insert into turn_window (workspace_id, turn_id, message_id)
             select $1, t.id, m.id
             from t, lateral (
                 select m.id from messages m
-                where m.workspace_id = $1 and m.scope_id = $6
-                  and ($9::integer is null or m.seq < $9)
-                  and {eligible("m")} and {in_perspective("m.scope_id", "$5")}
+                where m.workspace_id = $1 and m.scope_id = {scope}
+                  and ({before} is null or m.seq < {before})
+                  and {eligible("m")} and {in_perspective("m.scope_id", agent)}
                 order by m.seq desc
-                limit $10
+                limit {size}
             ) m
         )
         select id from t
         """,
-        *destination.params(),
-        agent_id,
-        scope_id,
-        requester_id,
-        trigger_message_id,
-        trigger_seq,
-        window,
+        *p.values,
     )
     return turn_id
 
@@ -292,8 +296,9 @@ async def record_shown(
     is exactly "the ledger may have grown". The UPDATE waits for a concurrent recording and
     then re-checks the version on the row it committed (READ COMMITTED's recheck), where a
     SELECT ... FOR UPDATE would go on with a ledger read before the wait."""
-    p = Params([workspace_id, turn_id, agent_id, version])
-    ids = p.add(list(message_ids))
+    p = Params([workspace_id])  # $1: the workspace, as audit_insert reads it
+    turn, agent, seen = p.add(turn_id), p.add(agent_id), p.add(version)
+    ids = p.add(list(message_ids), "bigint[]")
     saved = ""
     if weights is not None:
         binding, ranked_with = weights
@@ -301,27 +306,28 @@ async def record_shown(
         saved = f"""
         saved as (
             insert into turn_search_weights (workspace_id, turn_id, binding, weights)
-            select $1, t.id, {p.add(binding)}::text, {p.add(dict(ranked_with))}::jsonb
+            select $1, t.id, {p.add(binding, "text")}, {p.add(dict(ranked_with), "jsonb")}
             from turn t
             on conflict do nothing
         ),"""
     audited = audit_insert(
         p,
         audit,
-        selected=f"{p.add([dict(s) for s in selected])}::jsonb",
-        exclusions=f"{p.add(dict(exclusions))}::jsonb",
+        selected=p.add([dict(s) for s in selected], "jsonb"),
+        exclusions=p.add(dict(exclusions), "jsonb"),
         source="turn",
     )
     row = await db.fetchrow(
         f"""
         with turn as (
             update turns t set window_size = t.window_size
-            where t.workspace_id = $1 and t.id = $2 and t.agent_id = $3 and t.xmin::text = $4
+            where t.workspace_id = $1 and t.id = {turn} and t.agent_id = {agent}
+              and t.xmin::text = {seen}
             returning t.id
         ),
         added as (
             insert into turn_evidence (workspace_id, turn_id, message_id)
-            select $1, t.id, x from turn t cross join unnest({ids}::bigint[]) as x
+            select $1, t.id, x from turn t cross join unnest({ids}) as x
             on conflict do nothing
         ),{saved}
         audited as ({audited})

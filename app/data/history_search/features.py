@@ -30,9 +30,9 @@ def best_ctes(b: Bound) -> str:
     (where the answer was asked for, not the answer). A body that holds the query verbatim
     holds all of its lexemes, so it is among the best lexical scores: only those are read."""
     tests = []
-    if b.given("whole"):
+    if b.has_whole:
         tests.append(f"x.body ~ {b.whole}")
-    if b.given("verbatim"):
+    if b.has_verbatim:
         tests.append(
             "(l.tsv @@ (select all_words from terms)"
             f" and not exists (select 1 from unnest({b.verbatim}) v where x.body !~ v))"
@@ -149,7 +149,7 @@ extra as materialized (
 def _first_window(b: Bound) -> str:
     """The conversation around the sources joins the first window only: a later window's
     matches are older than the sources, and its own matches are read with their neighbors."""
-    return " and false" if b.given("window_before") else ""
+    return " and false" if b.has_window_before else ""
 
 
 def _extra_filters(b: Bound) -> str:

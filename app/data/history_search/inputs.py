@@ -1,14 +1,16 @@
 """What one historySearch statement is given, and its parameters bound once each, by name.
 
-The destination is $1-$4 (app.data.eligibility); every other value is added to the statement's
-Params here and referred to by the placeholder kept in `Bound`, cast to its type. No fragment
-numbers a parameter, so two weights can never be swapped by miscounting.
+The destination is $1-$4 (app.data.eligibility); every other value has its own typed property
+on `Bound`, which adds it to the statement's Params (app.data.params) the first time a fragment
+reads it, cast to its type. No fragment numbers a parameter, so two weights can never be
+swapped by miscounting, and a misspelt one is mypy's error, not the statement's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from app.data.eligibility import Destination
 from app.data.identity_links import linked_identities
@@ -82,104 +84,248 @@ class PageRequest:
 
 
 class Bound:
-    """The statement's parameters by name. A fragment that reads `b.name` gets its placeholder
-    with its cast (`$7::text[]`); the value is added to the statement's Params the first time,
-    so every parameter bound is one the text uses (PostgreSQL cannot type one it does not).
-    `b.given(name)`: whether an optional value (author, since, until, trigger, whole,
-    verbatim, after_*, window_before, rare_floor, known_allowed) was given; a fragment that would use it is left out otherwise."""
+    """The statement's parameters, one typed property each. Reading `b.agent` binds the value
+    the first time and gives its placeholder with its cast (`$7::bigint`); a later read gives
+    the same one. So every parameter bound is one the text uses (PostgreSQL cannot type one it
+    does not), numbered in the order the text first reads them.
 
-    def __init__(self, params: Params, values: dict[str, tuple[object, str]]) -> None:
-        self._params = params
-        self._values = values
-        self._placed: dict[str, str] = {}
+    An optional value has a `has_*` check beside it, which binds nothing: a fragment that would
+    read it is left out when it was not given (reading it then is a bug, and raises)."""
 
-    def given(self, name: str) -> bool:
-        return self._values[name][0] is not None
-
-    def __getattr__(self, name: str) -> str:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        placed = self._placed.get(name)
-        if placed is None:
-            try:
-                value, cast = self._values[name]
-            except KeyError:
-                raise AttributeError(name) from None
-            if value is None:
-                raise AttributeError(f"{name} was not given")
-            placed = self._placed[name] = self._params.add(value) + cast
-        return placed
+    def __init__(
+        self,
+        destination: Destination,
+        filters: SearchFilters,
+        rank: RankInputs,
+        page: PageRequest,
+        known_allowed: list[int] | None,
+    ) -> None:
+        self._params = Params(destination.params())  # $1-$4 (app.data.eligibility)
+        self._filters = filters
+        self._rank = rank
+        self._weights = rank.weights
+        self._page = page
+        self._after = page.after or (None, None, None)
+        self._known_allowed = known_allowed
 
     @property
     def values(self) -> list[object]:
+        """The values bound so far, in placeholder order: read them after the text."""
         return self._params.values
 
+    def _add(self, value: object, cast: str) -> str:
+        if value is None:
+            raise ValueError("an optional parameter was read without its has_* check")
+        return self._params.add(value, cast)
 
-def bind(
-    destination: Destination,
-    filters: SearchFilters,
-    rank: RankInputs,
-    page: PageRequest,
-    known_allowed: list[int] | None,
-) -> Bound:
-    """The statement's parameters, named (the destination is $1-$4)."""
-    w = rank.weights
-    tier, score, message = page.after if page.after else (None, None, None)
-    return Bound(
-        Params(destination.params()),
-        {
-            "agent": (filters.agent_id, "::bigint"),
-            "include": (list(filters.include), "::text[]"),
-            "exclude": (list(filters.exclude), "::text[]"),
-            "turn": (filters.turn_id, "::bigint"),
-            "trigger": (filters.trigger_id, "::bigint"),
-            "conversations": (list(filters.conversations), "::bigint[]"),
-            "author": (filters.author_id, "::bigint"),
-            "author_linked": (True if filters.author_linked else None, "::boolean"),
-            "since": (filters.since, "::timestamptz"),
-            "until": (filters.until, "::timestamptz"),
-            "whole": (filters.whole, "::text"),
-            "verbatim": (list(filters.verbatim) or None, "::text[]"),
-            "binding": (page.binding, "::text"),
-            "turn_created_at": (rank.turn_created_at, "::timestamptz"),
-            "conversation": (rank.conversation_id, "::bigint"),
-            "after_tier": (tier, "::int"),
-            "after_score": (score, "::float8"),
-            "after_id": (message, "::bigint"),
-            "limit": (page.limit, "::int"),
-            "window_before": (page.window, "::bigint"),
-            "rare_floor": (page.rare_floor, "::bigint"),
-            "known_allowed": (known_allowed, "::bigint[]"),
-            "window": (w.window, "::int"),
-            "rare_window": (w.rare_window, "::int"),
-            "k1": (w.k1, "::float8"),
-            "b": (w.b, "::float8"),
-            "best_read": (w.best_read, "::int"),
-            "context_sources": (w.context_sources, "::int"),
-            "context_share": (w.context_share, "::float8"),
-            "follow_up_share": (w.follow_up_share, "::float8"),
-            "context_fill": (w.context_fill, "::int"),
-            "supersedes_share": (w.supersedes_share, "::float8"),
-            "asks": (w.asks, "::float8"),
-            "recency": (w.recency, "::float8"),
-            "recency_days": (w.recency_days, "::float8"),
-            "same_conversation": (w.same_conversation, "::float8"),
-        },
-    )
+    # The search: the turn, the agent, the query's words and the filters.
+
+    @cached_property
+    def agent(self) -> str:
+        return self._add(self._filters.agent_id, "bigint")
+
+    @cached_property
+    def turn(self) -> str:
+        return self._add(self._filters.turn_id, "bigint")
+
+    @property
+    def has_trigger(self) -> bool:
+        return self._filters.trigger_id is not None
+
+    @cached_property
+    def trigger(self) -> str:
+        return self._add(self._filters.trigger_id, "bigint")
+
+    @cached_property
+    def conversations(self) -> str:
+        return self._add(list(self._filters.conversations), "bigint[]")
+
+    @cached_property
+    def include(self) -> str:
+        return self._add(list(self._filters.include), "text[]")
+
+    @cached_property
+    def exclude(self) -> str:
+        return self._add(list(self._filters.exclude), "text[]")
+
+    @property
+    def has_author(self) -> bool:
+        return self._filters.author_id is not None
+
+    @cached_property
+    def author(self) -> str:
+        return self._add(self._filters.author_id, "bigint")
+
+    @property
+    def author_linked(self) -> bool:
+        """The author stands for the requester and their live linked identities (a flag of the
+        text, not a parameter)."""
+        return self._filters.author_linked
+
+    @property
+    def has_since(self) -> bool:
+        return self._filters.since is not None
+
+    @cached_property
+    def since(self) -> str:
+        return self._add(self._filters.since, "timestamptz")
+
+    @property
+    def has_until(self) -> bool:
+        return self._filters.until is not None
+
+    @cached_property
+    def until(self) -> str:
+        return self._add(self._filters.until, "timestamptz")
+
+    @property
+    def has_whole(self) -> bool:
+        return self._filters.whole is not None
+
+    @cached_property
+    def whole(self) -> str:
+        return self._add(self._filters.whole, "text")
+
+    @property
+    def has_verbatim(self) -> bool:
+        return bool(self._filters.verbatim)
+
+    @cached_property
+    def verbatim(self) -> str:
+        return self._add(list(self._filters.verbatim) or None, "text[]")
+
+    # The page: its window, the cursor's position, its size and binding.
+
+    @property
+    def has_window_before(self) -> bool:
+        """A later window: only matches older than where the one before it ended."""
+        return self._page.window is not None
+
+    @cached_property
+    def window_before(self) -> str:
+        return self._add(self._page.window, "bigint")
+
+    @property
+    def has_rare_floor(self) -> bool:
+        return self._page.rare_floor is not None
+
+    @cached_property
+    def rare_floor(self) -> str:
+        return self._add(self._page.rare_floor, "bigint")
+
+    @property
+    def has_after(self) -> bool:
+        """A cursor position: the page starts after the previous page's last hit."""
+        return self._page.after is not None
+
+    @cached_property
+    def after_tier(self) -> str:
+        return self._add(self._after[0], "int")
+
+    @cached_property
+    def after_score(self) -> str:
+        return self._add(self._after[1], "float8")
+
+    @cached_property
+    def after_id(self) -> str:
+        return self._add(self._after[2], "bigint")
+
+    @cached_property
+    def limit(self) -> str:
+        return self._add(self._page.limit, "int")
+
+    @cached_property
+    def binding(self) -> str:
+        return self._add(self._page.binding, "text")
+
+    @property
+    def has_known_allowed(self) -> bool:
+        """The request already computed the destination's allowed audiences."""
+        return self._known_allowed is not None
+
+    @cached_property
+    def known_allowed(self) -> str:
+        return self._add(self._known_allowed, "bigint[]")
+
+    # The ranking: what its features are measured against, and its weights.
+
+    @cached_property
+    def turn_created_at(self) -> str:
+        return self._add(self._rank.turn_created_at, "timestamptz")
+
+    @cached_property
+    def conversation(self) -> str:
+        return self._add(self._rank.conversation_id, "bigint")
+
+    @cached_property
+    def window(self) -> str:
+        return self._add(self._weights.window, "int")
+
+    @cached_property
+    def rare_window(self) -> str:
+        return self._add(self._weights.rare_window, "int")
+
+    @cached_property
+    def k1(self) -> str:
+        return self._add(self._weights.k1, "float8")
+
+    @cached_property
+    def b(self) -> str:
+        return self._add(self._weights.b, "float8")
+
+    @cached_property
+    def best_read(self) -> str:
+        return self._add(self._weights.best_read, "int")
+
+    @cached_property
+    def context_sources(self) -> str:
+        return self._add(self._weights.context_sources, "int")
+
+    @cached_property
+    def context_share(self) -> str:
+        return self._add(self._weights.context_share, "float8")
+
+    @cached_property
+    def follow_up_share(self) -> str:
+        return self._add(self._weights.follow_up_share, "float8")
+
+    @cached_property
+    def context_fill(self) -> str:
+        return self._add(self._weights.context_fill, "int")
+
+    @cached_property
+    def supersedes_share(self) -> str:
+        return self._add(self._weights.supersedes_share, "float8")
+
+    @cached_property
+    def asks(self) -> str:
+        return self._add(self._weights.asks, "float8")
+
+    @cached_property
+    def recency(self) -> str:
+        return self._add(self._weights.recency, "float8")
+
+    @cached_property
+    def recency_days(self) -> str:
+        return self._add(self._weights.recency_days, "float8")
+
+    @cached_property
+    def same_conversation(self) -> str:
+        return self._add(self._weights.same_conversation, "float8")
 
 
 def author_and_time(b: Bound, alias: str) -> list[str]:
     """The speaker and time bounds as conditions on `alias` (a message row, or a document: both
     carry author_id and created_at); only the bounds given."""
     conditions = []
-    if b.given("author") and b.given("author_linked"):
+    if b.has_author and b.author_linked:
         # The requester and whoever is linked to them now: their messages written before
         # the link included, author ids as written.
         conditions.append(f"{alias}.author_id = any({linked_identities(b.author)})")
-    elif b.given("author"):
+    elif b.has_author:
         conditions.append(f"{alias}.author_id = {b.author}")
-    if b.given("since"):
+    if b.has_since:
         conditions.append(f"{alias}.created_at >= {b.since}")
-    if b.given("until"):
+    if b.has_until:
         conditions.append(f"{alias}.created_at < {b.until}")
     return conditions

@@ -16,7 +16,7 @@ from app.data.messages import MESSAGE_COLUMNS
 
 
 def _after(b: Bound) -> str:
-    if not b.given("after_tier"):
+    if not b.has_after:
         return "true"
     return f"(t.tier, t.score, t.id) < ({b.after_tier}, {b.after_score}, {b.after_id})"
 

@@ -29,7 +29,7 @@ from app.data.history_search.features import (
     context_ctes,
     revisions_ctes,
 )
-from app.data.history_search.inputs import Bound, PageRequest, RankInputs, SearchFilters, bind
+from app.data.history_search.inputs import Bound, PageRequest, RankInputs, SearchFilters
 from app.data.history_search.neighbors import Neighbors, neighbors_from
 from app.data.history_search.page import FINAL, hits_ctes, scoring_ctes
 from app.data.history_search.rows import SearchRows, hit_of
@@ -42,7 +42,7 @@ def statement(b: Bound, *, complete: bool, context: bool, revisions: bool) -> st
     """The statement's text. `context` and `revisions`: whether those features have any weight
     (a feature without weight is left out, not computed and multiplied by 0)."""
     return f"""
-with {allowed_audiences_cte(b.known_allowed if b.given("known_allowed") else None)},
+with {allowed_audiences_cte(b.known_allowed if b.has_known_allowed else None)},
 {terms_cte(b)},
 {weights_ctes(b)},
 {window_ctes(b)},
@@ -72,7 +72,7 @@ async def search(
     any) with their neighbors, the exclusion counts of the window they were ranked from, where
     the next window starts, and the turn's ledger: one statement."""
     known = db.allowed_audiences(destination.params())
-    b = bind(destination, filters, rank, page, known)
+    b = Bound(destination, filters, rank, page, known)
     w = rank.weights
     sql = statement(
         b,

@@ -65,7 +65,7 @@ WALK_LIMIT = 40_000
 
 def _older(b: Bound, d: str) -> str:
     """A later window holds only documents older than where the one before it ended."""
-    if not b.given("window_before"):
+    if not b.has_window_before:
         return ""
     return f" and {d}.global_seq < {b.window_before}"
 
@@ -73,9 +73,9 @@ def _older(b: Bound, d: str) -> str:
 def _not_read_as_rare(b: Bound, d: str) -> str:
     """A later window leaves out the rare words' matches the first window read: all of them,
     or those down to `rare_floor` when it stopped at rare_window."""
-    if not b.given("window_before"):
+    if not b.has_window_before:
         return ""
-    floor = f" and {d}.global_seq >= {b.rare_floor}" if b.given("rare_floor") else ""
+    floor = f" and {d}.global_seq >= {b.rare_floor}" if b.has_rare_floor else ""
     return f" and not (coalesce({d}.tsv @@ (select q from rare), false){floor})"
 
 
@@ -83,7 +83,7 @@ def _rare_matches(b: Bound) -> str:
     """CTE `rare_matches`: every match of the rare lexemes from the GIN index (OFFSET 0: not a
     walk of the recency index looking for them) not already in `newest`, at most rare_window;
     in the first window only."""
-    if b.given("window_before"):
+    if b.has_window_before:
         return f"rare_matches as materialized (select {_DOCUMENT} from newest where false)"
     return f"""rare_matches as materialized (
     select {_DOCUMENT} from (
@@ -99,8 +99,8 @@ def _rare_matches(b: Bound) -> str:
 
 
 def _rare_floor(b: Bound) -> str:
-    if b.given("window_before"):
-        return b.rare_floor if b.given("rare_floor") else "null::bigint"
+    if b.has_window_before:
+        return b.rare_floor if b.has_rare_floor else "null::bigint"
     return f"""case when (select count(*) from rare_matches) >= {b.rare_window}
             then (select min(r.global_seq) from rare_matches r) end"""
 
@@ -125,7 +125,7 @@ def window_ctes(b: Bound) -> str:
 context_ids as materialized (
     select coalesce(array_agg(c.id), '{{}}') as ids from (
         select w.message_id from turn_window w where w.workspace_id = $1 and w.turn_id = {b.turn}
-        {f"union all select {b.trigger}" if b.given("trigger") else ""}
+        {f"union all select {b.trigger}" if b.has_trigger else ""}
     ) c(id)
 ),
 reach as materialized (
