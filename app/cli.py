@@ -371,7 +371,7 @@ async def _apply(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _turn(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.history.turns import start_turn_by_keys
+    from app.history_search.turns import start_turn_by_keys
 
     return await start_turn_by_keys(
         conn,
@@ -385,7 +385,7 @@ async def _turn(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 
 
 async def _search(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
-    from app.search.operations import run_operation
+    from app.message_search.operations import run_operation
 
     return await run_operation(conn, args.operation, args.workspace, log=sys.stderr)
 

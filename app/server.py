@@ -27,11 +27,11 @@ from app.db import Pools, open_pools
 from app.errors import RecallError
 from app.mcp.http import metadata_routes as mcp_metadata_routes
 from app.mcp.server import http_app as mcp_http_app
+from app.message_search.keys import KeyRing
 from app.migrate import pending
 from app.observability import logging as recall_logging
 from app.observability import metrics, tracing
 from app.observability.middleware import RequestMiddleware
-from app.search.keys import KeyRing
 from app.settings import Settings, hand_database_url_to_workers
 from app.web import routes as web_routes
 

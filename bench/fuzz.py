@@ -46,8 +46,8 @@ import asyncpg
 import httpx
 
 from app.db import connect, resolve_database_url
+from app.message_search.opaque import Sealer, seal
 from app.request.ids import encode_id
-from app.search.opaque import Sealer, seal
 from app.settings import Settings
 from bench.cluster import with_database
 from bench.harness import free_port
@@ -71,7 +71,7 @@ class Seeds:
     keys: list[str]
     # The installation's cursor key and whom each token's cursors are sealed for: the fuzz
     # reseals real cursors with changed payloads, so they pass authentication and reach the
-    # checks behind it (app.search.opaque), as only someone holding the key could.
+    # checks behind it (app.message_search.opaque), as only someone holding the key could.
     cursor_key: bytes = b""
     sealed_for: dict[str, str] = field(default_factory=dict)
     # Real cursors' payloads, with whom they were sealed for.
@@ -112,7 +112,7 @@ async def _prepare(dsn: str) -> Seeds:
     from app.data.readers import reader_for_token
     from app.data.tokens import issue_actor_token, issue_connector_token
     from app.demo import ensure_demo
-    from app.history.turns import start_turn_by_keys
+    from app.history_search.turns import start_turn_by_keys
     from app.migrate import migrate
 
     conn = await connect(dsn)

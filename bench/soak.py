@@ -95,7 +95,7 @@ async def _prepare(dsn: str, turns_needed: int) -> dict[str, Any]:
     from app.data.tokens import issue_actor_token, issue_connector_token
     from app.db import connect
     from app.demo import ensure_demo
-    from app.history.turns import start_turn_by_keys
+    from app.history_search.turns import start_turn_by_keys
     from app.migrate import migrate
 
     conn = await connect(dsn)

@@ -247,7 +247,7 @@ async def run(
         await admin.close()
 
 
-# The grid --tune walks (on the tuning half only): each setting of app.history.ranking's
+# The grid --tune walks (on the tuning half only): each setting of app.history_search.ranking's
 # weights, one at a time around the committed values.
 GRID: dict[str, list[float]] = {
     "K1": [0.9, 1.2, 2.0],
@@ -279,7 +279,7 @@ ABLATIONS: list[tuple[str, dict[str, float]]] = [
 
 
 def _no_exact(_query: Any) -> Any:
-    from app.history.exact import ExactTests
+    from app.history_search.exact import ExactTests
 
     return ExactTests(None, ())
 
@@ -291,9 +291,9 @@ async def _ablate(
     workspace: str,
     agents: list[str],
 ) -> None:
-    from app.history import ranking
-    from app.history import search as history
-    from app.history.exact import exact_tests
+    from app.history_search import ranking
+    from app.history_search import search as history
+    from app.history_search.exact import exact_tests
 
     for name, settings in ABLATIONS:
         kept = {k: getattr(ranking, k) for k in settings if k != "exact"}
@@ -331,7 +331,7 @@ async def _tune(
     agents: list[str],
     only: Sequence[str] = (),
 ) -> None:
-    from app.history import ranking
+    from app.history_search import ranking
 
     async def score() -> float:
         outcomes = await _queries(conn, dsn, queries, workspace, agents, baselines=False)
@@ -422,7 +422,7 @@ async def _eligible(conn: asyncpg.Connection) -> list[Doc]:
 async def _sql_baselines(
     conn: asyncpg.Connection, docs: list[Doc], query: str
 ) -> tuple[list[str], list[str]]:
-    from app.search.query import parse_query
+    from app.message_search.query import parse_query
 
     parsed = parse_query(query)
     rows = await conn.fetch(

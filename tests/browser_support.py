@@ -96,7 +96,7 @@ def chromium_path() -> str:
 @asynccontextmanager
 async def watched_tab(browser: Any, base: str, timezone_id: str = "UTC") -> AsyncIterator[Any]:
     """A fresh tab (its own context: 1280 × 800, `timezone_id`) on the site at `base`, as
-    tests/test_browser.py's `page` fixture: a request to another host, a page error or a
+    tests/web/test_browser.py's `page` fixture: a request to another host, a page error or a
     Content-Security-Policy violation fails the test."""
     context = await browser.new_context(
         viewport={"width": 1280, "height": 800}, timezone_id=timezone_id

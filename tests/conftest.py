@@ -290,7 +290,7 @@ async def db(dsn: str) -> AsyncIterator[asyncpg.Connection]:
 @pytest.fixture
 def settings() -> Settings:
     # No background text removal: tests that leave deleted text pending check it is there;
-    # tests/test_erasure_worker.py turns it on.
+    # tests/changes/test_erasure_worker.py turns it on.
     return Settings(RECALL_EXPOSE_STATEMENT_COUNT=True, RECALL_TEXT_REMOVAL_INTERVAL=0)
 
 

@@ -93,7 +93,7 @@ def workspace(
 
 
 async def _sealer_for(db: asyncpg.Connection, workspace: str, member: str) -> Any:
-    from app.search.opaque import Sealer
+    from app.message_search.opaque import Sealer
 
     key = await db.fetchval("select value from recall_secrets where name = 'cursors'")
     reader = await db.fetchval(
@@ -107,7 +107,7 @@ async def _sealer_for(db: asyncpg.Connection, workspace: str, member: str) -> An
 
 async def open_cursor(db: asyncpg.Connection, cursor: str, workspace: str, member: str) -> Any:
     """A messageSearch cursor's sealed payload, opened with the installation's key as the
-    server opens it (app.search.opaque): what it would say if it could be read."""
+    server opens it (app.message_search.opaque): what it would say if it could be read."""
     sealer, reader = await _sealer_for(db, workspace, member)
     return sealer.open(cursor, reader)
 

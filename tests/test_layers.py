@@ -6,16 +6,16 @@
                             other
         -> app.request      what a request needs on every transport: session, ledger,
                             loaders, global ids, the check of client strings
-        -> app.search, app.history, app.identity, app.changes, app.workspace_import, app.demo   the
-           surfaces, live changes and the import tooling; app.access, which token kind may
-           do what
+        -> app.message_search (people's search), app.history_search (agents' recall),
+           app.identity, app.changes, app.workspace_import, app.demo: the surfaces, live
+           changes and the import tooling; app.access, which token kind may do what
           -> app.data       SQL; never strawberry, and asyncpg.Record never leaves it
             -> foundation   app.errors, app.settings, app.db, app.migrate, app.embedded_db,
                             app.observability (metrics, traces, logs, the HTTP middleware)
 
-An import may only point down, or sideways within a layer (history uses search's query
-parsing); never up, and no two packages or modules may import each other, directly or round
-a loop. A new package fails here until it is given a layer in LAYERS.
+An import may only point down, or sideways within a layer (history_search uses
+message_search's query parsing); never up, and no two packages or modules may import each
+other, directly or round a loop. A new package fails here until it is given a layer in LAYERS.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ LAYERS = {
     "app.mcp": 3,
     "app.request": 2,
     "app.access": 2,
-    "app.search": 2,
-    "app.history": 2,
+    "app.message_search": 2,
+    "app.history_search": 2,
     "app.identity": 2,
     "app.workspace_import": 2,
     "app.changes": 2,

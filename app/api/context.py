@@ -8,9 +8,9 @@ import strawberry
 
 from app.data.readers import Reader
 from app.data.session import Session
-from app.history.ledger import Ledger
+from app.history_search.ledger import Ledger
+from app.message_search.keys import Keys
 from app.request.loaders import Loaders
-from app.search.keys import Keys
 from app.settings import Settings
 
 

@@ -51,7 +51,7 @@ MAX_COST = 50_000
 MAX_INTROSPECTION = 1_000_000
 
 # What a list field without a declared size counts (every list declares one:
-# tests/test_policies.py), and what a field that runs a statement of its own adds per call:
+# tests/api/test_policies.py), and what a field that runs a statement of its own adds per call:
 # a statement costs about as much as a hundred fields of data.
 _UNDECLARED_LIST = 100
 STATEMENT_COST = 100

@@ -10,7 +10,7 @@ Every GraphQL field that runs code (a resolver) is declared with `guarded(...)`,
   Fixed(n), the most it returns;
 - whether each call runs a statement of its own (`statement=True`), which the cost model
   charges per call.
-Every plain list attribute declares its size with `sized(...)`. tests/test_policies.py walks
+Every plain list attribute declares its size with `sized(...)`. tests/api/test_policies.py walks
 the schema and fails on any field missing what it needs.
 """
 

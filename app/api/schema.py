@@ -14,8 +14,8 @@ from app.api.changes.schema import ChangesMutation
 from app.api.directory.types import Agent, Message, Scope, Workspace
 from app.api.engine.completion import RecallExecutionContext
 from app.api.engine.internals import verify
-from app.api.history.schema import HistoryMutation, HistoryQuery
-from app.api.history.types import Turn
+from app.api.history_search.schema import HistoryMutation, HistoryQuery
+from app.api.history_search.types import Turn
 from app.api.identity.schema import IdentityMutation, IdentityQuery
 from app.api.identity.types import IdentityLink, Member
 from app.api.limits import RequestLimits

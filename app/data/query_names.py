@@ -1,5 +1,5 @@
 """The people, agents and conversations a messageSearch operator's value may name
-(app.search.operator_filters decides which of them a value names).
+(app.message_search.operator_filters decides which of them a value names).
 
 Values are resolved only against what the viewer may see: the workspace's directory of members
 and agents (every member may see every actor's name and key, never content; deleted agents are

@@ -25,7 +25,7 @@ from app.data.tokens import hash_token, token_workspace
 
 
 def cursor_context(workspace_id: int, kind: str, actor_id: int, turn_id: int | None) -> str:
-    """Who a cursor is sealed for (app.search.opaque): the same person, or the same turn, with
+    """Who a cursor is sealed for (app.message_search.opaque): the same person, or the same turn, with
     any of its tokens; nobody else."""
     return f"{workspace_id}:{kind}:{actor_id}:{turn_id or 0}"
 

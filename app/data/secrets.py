@@ -8,7 +8,7 @@ from app.data.executor import Executor
 
 
 async def cursor_key(db: Executor) -> bytes:
-    """The key that seals cursors (app.search.opaque): drawn from the operating system's
+    """The key that seals cursors (app.message_search.opaque): drawn from the operating system's
     random source by the first process that needs it; every later one, on any host, reads the
     same (ON CONFLICT keeps the first)."""
     await db.execute(

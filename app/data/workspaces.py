@@ -6,7 +6,7 @@ replies queue instead of deadlocking, and `seq` / `global_seq` are handed out un
 The lock is FOR NO KEY UPDATE, never FOR UPDATE: every row a search writes (its audit row, a
 turn's evidence) has a foreign key to the workspace, whose check takes FOR KEY SHARE on its
 row, which FOR UPDATE blocks and FOR NO KEY UPDATE does not. So writers queue behind each other
-and readers never queue behind a writer (tests/test_writers_and_readers.py).
+and readers never queue behind a writer (tests/data/test_writers_and_readers.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 - app.mcp.results: the typed results of the tools (their structured output schemas);
 - app.mcp.tools: each tool as a call of the domain function its GraphQL twin calls
-  (app.search, app.history), under the same policies (app.access);
+  (app.message_search, app.history_search), under the same policies (app.access);
 - app.mcp.auth: Recall's bearer tokens as the SDK's TokenVerifier;
 - app.mcp.server: the MCPServer (per-token tool listing, errors as tool errors, the tools
   capability only, metrics) and its Streamable HTTP app, mounted at /mcp by app.server;

@@ -16,8 +16,8 @@ from pydantic import ConfigDict, Field
 from app.data.readers import Reader, reader_for_token
 from app.db import Pools
 from app.errors import ServiceUnavailable, Timeout
+from app.message_search.keys import KeyRing
 from app.request.scope import open_session
-from app.search.keys import KeyRing
 from app.settings import Settings
 
 

@@ -42,11 +42,11 @@ from app.errors import BadUserInput, RecallError, ServiceUnavailable, Timeout, U
 from app.mcp import results, tools
 from app.mcp.auth import RecallAccess, RecallTokenVerifier, Runtime
 from app.mcp.http import McpEndpoint
+from app.message_search.keys import KeyRing
 from app.observability.metrics import observe_tool_call
 from app.request.loaders import Loaders
 from app.request.scope import open_session
 from app.request.text import text_problem
-from app.search.keys import KeyRing
 from app.settings import Settings
 
 _log = logging.getLogger("recall.mcp")

@@ -34,8 +34,8 @@ from app.errors import RecallError, UsageError
 from app.mcp import jsonrpc
 from app.mcp.auth import Runtime
 from app.mcp.server import RecallMCP, build_server
+from app.message_search.keys import KeyRing
 from app.request.scope import open_session
-from app.search.keys import KeyRing
 from app.settings import Settings
 
 

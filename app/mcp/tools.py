@@ -1,8 +1,8 @@
 """Each tool as a call of the domain function its GraphQL twin calls, and its typed result.
 
-search_messages is messageSearch (app.search.message_search), read_conversation is
-`node(id).scope.messages(around:)` (app.search.transcript), start_turn, search_history and
-post_reply are startTurn, historySearch and postReply (app.history). Same checks (each domain
+search_messages is messageSearch (app.message_search.search), read_conversation is
+`node(id).scope.messages(around:)` (app.message_search.transcript), start_turn, search_history and
+post_reply are startTurn, historySearch and postReply (app.history_search). Same checks (each domain
 function checks its app.access policy first), same limits, same ledger and audit rows, same
 pre-delivery recheck. A tool takes no perspective, audience or requester: those come from the
 token, or from the turn the agent names (one it started: any other answers like a made-up id).
@@ -19,23 +19,23 @@ from app.data.readers import Reader, reader_for_turn
 from app.data.rows import ActorRow, MessageRow, ScopeRow
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
-from app.history import presentation
-from app.history.ledger import Ledger
-from app.history.replies import post_reply as domain_post_reply
-from app.history.search import HistoryRequest, HitView, history_search
-from app.history.turns import start_turn as domain_start_turn
+from app.history_search import presentation
+from app.history_search.ledger import Ledger
+from app.history_search.replies import post_reply as domain_post_reply
+from app.history_search.search import HistoryRequest, HitView, history_search
+from app.history_search.turns import start_turn as domain_start_turn
 from app.mcp import results
-from app.request.ids import decode_id, encode_id
-from app.request.loaders import Loaders
-from app.search import transcript
-from app.search.keys import Keys
-from app.search.message_search import (
+from app.message_search import transcript
+from app.message_search.keys import Keys
+from app.message_search.query import parse_query
+from app.message_search.search import (
     AuthorRequest,
     DecodedId,
     MessageSearchRequest,
     message_search,
 )
-from app.search.query import parse_query
+from app.request.ids import decode_id, encode_id
+from app.request.loaders import Loaders
 
 # The tools' limits (docs/mcp.md): smaller than GraphQL's where a page must fit a model's
 # context; the domain functions check their own limits as well.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from app.data.readers import Reader
 from app.data.session import Session
 from app.db import Pools
-from app.history.ledger import Ledger
+from app.history_search.ledger import Ledger
 from app.settings import Settings
 
 

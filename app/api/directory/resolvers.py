@@ -1,5 +1,5 @@
 """Reads behind the directory types: each returns rows (app.data.rows) or domain results, never
-GraphQL objects. Scope.messages' page is app.search.transcript's."""
+GraphQL objects. Scope.messages' page is app.message_search.transcript's."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from app.api.context import Info
 from app.data import directory
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+from app.message_search.transcript import TranscriptPage, transcript_page
 from app.request.ids import expect_id
-from app.search.transcript import TranscriptPage, transcript_page
 
 
 async def load_actor(info: Info, actor_id: int) -> ActorRow:
@@ -71,7 +71,7 @@ async def scope_messages(
     after: str | None,
     before: str | None,
 ) -> TranscriptPage:
-    """Scope.messages' page (app.search.transcript). A well-formed id of something other than
+    """Scope.messages' page (app.message_search.transcript). A well-formed id of something other than
     a message is centered on nothing (id 0 is unused): an empty page."""
     return await transcript_page(
         info.context.db,

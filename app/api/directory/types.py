@@ -19,8 +19,8 @@ from app.api.node import Node
 from app.api.pagination import PageInfo
 from app.api.policies import PARENT, PER_ITEM, Fixed, Page, guarded, sized
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+from app.message_search.transcript import DEFAULT_PAGE
 from app.request.ids import encode_id
-from app.search.transcript import DEFAULT_PAGE
 
 # What the cost model counts for a workspace's listings (app.api.limits): a directory of a
 # few hundred people or conversations, nominally.

@@ -33,6 +33,6 @@ strawberry-graphql:
 `internals` checks all of it when the schema is built (`recall serve` refuses to start on a
 library that changed) and names the versions tested; pyproject.toml pins both libraries to
 those versions. To upgrade: move the pins and `internals.TESTED` together and run
-tests/test_engine_internals.py and tests/test_engine_completion.py (the fast path against
+tests/api/test_engine_internals.py and tests/api/test_engine_completion.py (the fast path against
 graphql-core's own execution, result by result).
 """

@@ -26,7 +26,7 @@ Anything unusual goes the normal way, which then reports it exactly as before: a
 the schema forbids one, a value the scalar refuses, an exception while reading, a value of the
 wrong type, other resolvers, arguments, middleware, incremental delivery. The fast path only
 reads the source (value_of is a read too), so reading it again on the normal path costs
-nothing else. tests/test_engine_completion.py compares both with graphql-core's own execution. What it
+nothing else. tests/api/test_engine_completion.py compares both with graphql-core's own execution. What it
 reads of the libraries, and why: app/api/engine/__init__.py.
 """
 

@@ -3,7 +3,7 @@ here (the list and why: app/api/engine/__init__.py).
 
 pyproject.toml pins both libraries to the releases in TESTED; when an upgrade changes one of
 these names, `verify()` says which — when the schema is built, so `recall serve` refuses to
-start, and in tests/test_engine_internals.py — instead of a fast path that silently turns
+start, and in tests/api/test_engine_internals.py — instead of a fast path that silently turns
 itself off or an AttributeError on every request.
 """
 

@@ -1,4 +1,4 @@
-"""messageSearch and searchStatus as data: app.search.message_search's result, the readiness
+"""messageSearch and searchStatus as data: app.message_search.search's result, the readiness
 row. The schema module turns GraphQL arguments into these calls and their results into types."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ from datetime import datetime
 
 from app.api.context import Info
 from app.data.readiness import ReadinessRow, readiness_of
-from app.request.ids import decode_id
-from app.search.message_search import (
+from app.message_search.search import (
     AuthorRequest,
     DecodedId,
     MessageSearchRequest,
     MessageSearchResult,
     message_search,
 )
+from app.request.ids import decode_id
 
 
 def decoded(global_id: str) -> DecodedId:

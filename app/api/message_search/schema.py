@@ -1,5 +1,5 @@
 """messageSearch and searchStatus: the web Messages tab's search (docs/api.md). Root fields
-only convert: GraphQL arguments in, types out; app.search.message_search does the work."""
+only convert: GraphQL arguments in, types out; app.message_search.search does the work."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from app.api.message_search.types import (
     SearchStatus,
 )
 from app.api.policies import Page, guarded
-from app.search.message_search import DEFAULT_FIRST, MAX_FIRST, AuthorRequest
+from app.message_search.search import DEFAULT_FIRST, MAX_FIRST, AuthorRequest
 
 # The domain's name of each kind.
 _AUTHOR_KIND = {

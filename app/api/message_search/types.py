@@ -1,5 +1,5 @@
 """The object types of messageSearch and searchStatus (docs/api.md), built from the results
-of app.search.message_search."""
+of app.message_search.search."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from app.api.pagination import PageInfo
 from app.api.policies import PER_ITEM, sized
 from app.data.readiness import ReadinessRow
 from app.data.rows import ActorRow, ScopeRow
-from app.search.message_search import MessageHit, MessageSearchResult
-from app.search.operator_filters import Reading
+from app.message_search.operator_filters import Reading
+from app.message_search.search import MessageHit, MessageSearchResult
 
 
 @strawberry.enum(description="Whose messages an author filter keeps.")

@@ -17,7 +17,7 @@ from app.api.directory.schema import (
     resolve_scopes,
     resolve_workspaces,
 )
-from app.api.history.schema import resolve_turns
+from app.api.history_search.schema import resolve_turns
 from app.api.identity.schema import resolve_links
 from app.api.node import Node
 from app.request.ids import decode_id

@@ -6,8 +6,8 @@ import strawberry
 
 from app.api.context import Info
 from app.api.directory.types import Agent, Workspace
-from app.api.history.schema import viewer_turn
-from app.api.history.types import Turn
+from app.api.history_search.schema import viewer_turn
+from app.api.history_search.types import Turn
 from app.api.identity.types import Member
 from app.api.policies import PARENT, guarded
 from app.api.viewer import resolvers

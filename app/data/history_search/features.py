@@ -1,5 +1,5 @@
 """The ranking features computed over the pool: exact matches, the conversation around the best
-matches, and supersession (app.history.ranking says what each is worth and why).
+matches, and supersession (app.history_search.ranking says what each is worth and why).
 
 Every row these fragments score is already in the pool (eligible, in the perspective, not in
 the turn's context) or, for the conversation around a match, passes exactly what a pool row
@@ -26,7 +26,7 @@ def best_ctes(b: Bound) -> str:
     """CTEs `agent_names` and `best`: the best `best_read` pool rows by lexical score, their
     bodies read once for two tests — `exact`: the body matches the pattern of the whole query
     (several words), or holds every word of it with its identifiers and phrases as written
-    (app.history.exact builds the patterns); `asks`: it is a question or a request to an agent
+    (app.history_search.exact builds the patterns); `asks`: it is a question or a request to an agent
     (where the answer was asked for, not the answer). A body that holds the query verbatim
     holds all of its lexemes, so it is among the best lexical scores: only those are read."""
     tests = []

@@ -31,7 +31,7 @@ class SearchFilters:
     author_id: int | None
     since: datetime | None
     until: datetime | None
-    # Text a hit must contain, lower-cased, to be an exact match (app.history.exact): the whole
+    # Text a hit must contain, lower-cased, to be an exact match (app.history_search.exact): the whole
     # query as typed when it has several words, and its identifiers and phrases.
     whole: str | None = None
     verbatim: tuple[str, ...] = ()
@@ -42,7 +42,7 @@ class SearchFilters:
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """The ranking's constants (app.history.ranking), as this search uses them."""
+    """The ranking's constants (app.history_search.ranking), as this search uses them."""
 
     window: int
     rare_window: int
@@ -74,7 +74,7 @@ class PageRequest:
     # The last hit's (tier, score, id) of the previous page in this window, if any.
     after: tuple[int, float, int] | None
     limit: int
-    # The cursor binding (app.history.cursor): the weights are frozen per turn and binding.
+    # The cursor binding (app.history_search.cursor): the weights are frozen per turn and binding.
     binding: str
     # The window (app.data.history_search.window): the matches older than this recency
     # position (None: the first window, with the rarest words' matches), and how far back the

@@ -63,7 +63,7 @@ class CandidateQuery:
     """What a scan looks for: a reader's destination ($1-$4), the query's terms, the filters.
 
     since (inclusive) and until (exclusive) bound the message's created_at; both are aware
-    datetimes (app.search.message_search normalizes them to UTC)."""
+    datetimes (app.message_search.search normalizes them to UTC)."""
 
     destination: tuple[int, str, int, list[int]]
     # No words (include empty): a query of operators only, every document is a match (minus
@@ -72,7 +72,7 @@ class CandidateQuery:
     exclude: Sequence[str]
     scope: ScopeCondition | None = None
     author: AuthorCondition | None = None
-    # The query's operators (app.search.operator_filters), each a further conjunct.
+    # The query's operators (app.message_search.operator_filters), each a further conjunct.
     authors: Sequence[AuthorSet] = ()
     scopes: Sequence[ScopeSet] = ()
     since: datetime | None = None

@@ -1,4 +1,4 @@
-"""The page, decided in SQL exactly as app.search.paging.page_of decides it: the probe's
+"""The page, decided in SQL exactly as app.message_search.paging.page_of decides it: the probe's
 decision whether to read on, the candidates of both scans in search order with their verdicts,
 the page's cut, the examined candidates and the page; and the statement's final select.
 

@@ -38,7 +38,7 @@ class PageHit:
 
 @dataclass(frozen=True, slots=True)
 class PageRows:
-    """One page, decided in SQL exactly as app.search.paging.page_of decides it."""
+    """One page, decided in SQL exactly as app.message_search.paging.page_of decides it."""
 
     hits: list[PageHit]
     # A further eligible candidate proved a next page (hits is full).

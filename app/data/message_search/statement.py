@@ -61,7 +61,7 @@ async def search_page(
     scope) and their highlights in one statement; then its audit row.
 
     The candidates, their order and their verdicts are exactly those of one scan of `budget`
-    in search order, cut where the page is decided (app.search.paging.page_of, which this
+    in search order, cut where the page is decided (app.message_search.paging.page_of, which this
     statement computes: the first `first` eligible candidates; the candidates before a further
     eligible one are the examined ones, whose exclusions the audit counts).
 

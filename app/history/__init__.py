@@ -1,5 +1,0 @@
-"""Agent recall inside a turn: turns, historySearch, its provenance ledger and replies.
-
-Domain logic between the API layer (app.api.history) and the SQL (app.data.history_search,
-app.data.turns). Nothing here imports strawberry.
-"""
