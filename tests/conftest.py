@@ -76,7 +76,8 @@ async def _create_citus_database(coordinator: str, name: str) -> None:
 # trigger or disables one, for instance, gets its database dropped instead.
 _SCHEMA_FINGERPRINT = """
 select md5(string_agg(x, E'\n' order by x)) from (
-    select 'rel ' || c.relname || ' ' || c.relkind::text from pg_class c
+    select 'rel ' || c.relname || ' ' || c.relkind::text
+        || ' ' || coalesce(array_to_string(c.reloptions, ','), '') from pg_class c
     where c.relnamespace = 'public'::regnamespace
     union all
     select 'col ' || a.attrelid::regclass || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
