@@ -76,7 +76,8 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
     return {case: _p50(results, case, "http_c1") / reference for case in GATED}
 
 
-def measure(messages: int, rounds: int, reps: int) -> dict[str, Any]:
+def measure(messages: int, rounds: int, reps: int) -> list[dict[str, float]]:
+    """Each round's ratios, on one database imported by the first round."""
     per_round: list[dict[str, float]] = []
     database: str | None = None
     with tempfile.TemporaryDirectory(prefix="recall-gate-") as tmp:
@@ -89,12 +90,11 @@ def measure(messages: int, rounds: int, reps: int) -> dict[str, Any]:
         finally:
             if database:
                 _drop(database)
-    return {
-        "messages": messages,
-        "rounds": rounds,
-        "ratios": {c: round(statistics.median(r[c] for r in per_round), 5) for c in GATED},
-        "per_round": per_round,
-    }
+    return per_round
+
+
+def median_ratios(per_round: list[dict[str, float]]) -> dict[str, float]:
+    return {c: round(statistics.median(r[c] for r in per_round), 5) for c in GATED}
 
 
 def _kept(results: dict[str, Any]) -> str:
@@ -146,24 +146,16 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.from_results:
         per_round = [ratios(json.loads(f.read_text())) for f in args.from_results]
-        measured = {
-            "messages": None,
-            "rounds": len(per_round),
-            "ratios": {c: round(statistics.median(r[c] for r in per_round), 5) for c in GATED},
-            "per_round": per_round,
-        }
     else:
-        measured = measure(args.messages, args.rounds, args.reps)
+        per_round = measure(args.messages, args.rounds, args.reps)
+    measured = median_ratios(per_round)
+    run = {"messages": args.messages, "rounds": len(per_round), "per_round": per_round}
     if args.write_baseline:
-        args.baseline.write_text(
-            json.dumps(
-                {"messages": measured["messages"], "tolerance": TOLERANCE, **measured}, indent=2
-            )
-            + "\n"
-        )
-        print(json.dumps(measured, indent=2))
+        baseline = {"tolerance": TOLERANCE, "ratios": measured, **run}
+        args.baseline.write_text(json.dumps(baseline, indent=2) + "\n")
+        print(json.dumps(baseline, indent=2))
         return
-    result = {**verdict(measured["ratios"], json.loads(args.baseline.read_text())), **measured}
+    result = {**verdict(measured, json.loads(args.baseline.read_text())), **run}
     print(json.dumps(result, indent=2))
     for case, c in result["cases"].items():
         mark = "ok " if c["ok"] else "SLOWER"
