@@ -100,6 +100,7 @@ async def run(args: argparse.Namespace) -> Results:
     finally:
         if args.keep or args.reuse:
             say(f"kept database {name}")
+            results.imported["kept_database"] = name
         else:
             await drop_database(server_dsn, name)
     results.seconds = round(time.perf_counter() - started, 1)

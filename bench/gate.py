@@ -1,0 +1,173 @@
+"""The speed gate: both searches against an ILIKE scan of the same rows, checked against a
+committed baseline, so that a slowdown fails CI the day it lands instead of an issue later.
+
+Milliseconds depend on the machine; a ratio to a scan measured in the same run mostly does
+not. Each gated case's p50 end to end (`recall serve`, keep-alive client) is divided by the
+p50 of the rare word's ILIKE scan (every readable row read: bench.baselines.ILIKE_SQL) in the
+same round; the gate takes the median of those ratios over `--rounds` rounds on one 100k
+database (generated and imported once), and fails when a case's ratio is worse than
+`bench/gate-baseline.json` by more than the baseline's tolerance (25%).
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python -m bench.gate
+    ... --write-baseline   # measure and write the baseline: commit it with a message saying why
+
+Progress on stderr (bench.run's), the verdict as JSON on stdout; exit status 1 on a regression.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+BASELINE = Path(__file__).with_name("gate-baseline.json")
+REFERENCE = ("messageSearch rare", "ilike")
+GATED = (
+    "messageSearch rare",
+    "messageSearch common",
+    "messageSearch two words",
+    "historySearch rare",
+    "historySearch common",
+    "historySearch two words",
+    "historySearch rare, first search",
+)
+TOLERANCE = 0.25
+
+
+def _round(messages: int, database: str | None, out: Path, reps: int) -> dict[str, Any]:
+    """One bench.run round: the first imports and keeps the database, the others reuse it."""
+    command = [
+        sys.executable,
+        "-m",
+        "bench.run",
+        "--messages",
+        str(messages),
+        "--reps",
+        str(reps),
+        "--skip-workers",
+        "--skip-live",
+        "--skip-expression-index",
+        "--out",
+        str(out),
+        *(["--reuse", database] if database else ["--keep"]),
+    ]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    results: dict[str, Any] = json.loads(out.read_text())
+    return results
+
+
+def _p50(results: dict[str, Any], case: str, column: str) -> float:
+    stats = results["rows"].get(case, {}).get(column)
+    if not stats or stats.get("p50_ms") is None:
+        raise SystemExit(f"gate: {case} / {column} was not measured")
+    return float(stats["p50_ms"])
+
+
+def ratios(results: dict[str, Any]) -> dict[str, float]:
+    """Each gated case's p50 over the reference scan's, in one round."""
+    reference = _p50(results, *REFERENCE)
+    return {case: _p50(results, case, "http_c1") / reference for case in GATED}
+
+
+def measure(messages: int, rounds: int, reps: int) -> list[dict[str, float]]:
+    """Each round's ratios, on one database imported by the first round."""
+    per_round: list[dict[str, float]] = []
+    database: str | None = None
+    with tempfile.TemporaryDirectory(prefix="recall-gate-") as tmp:
+        try:
+            for n in range(rounds):
+                print(f"gate: round {n + 1} of {rounds}", file=sys.stderr, flush=True)
+                results = _round(messages, database, Path(tmp) / f"round{n}.json", reps)
+                database = database or _kept(results)
+                per_round.append(ratios(results))
+        finally:
+            if database:
+                _drop(database)
+    return per_round
+
+
+def median_ratios(per_round: list[dict[str, float]]) -> dict[str, float]:
+    return {c: round(statistics.median(r[c] for r in per_round), 5) for c in GATED}
+
+
+def _kept(results: dict[str, Any]) -> str:
+    name = results["imported"].get("kept_database")
+    if not name:
+        raise SystemExit("gate: bench.run did not say which database it kept")
+    return str(name)
+
+
+def _drop(database: str) -> None:
+    from app.db import resolve_database_url
+    from app.settings import Settings
+    from bench.cluster import drop_database
+
+    asyncio.run(drop_database(resolve_database_url(Settings()), database))
+
+
+def verdict(measured: dict[str, float], baseline: dict[str, Any]) -> dict[str, Any]:
+    tolerance = float(baseline.get("tolerance", TOLERANCE))
+    cases = {}
+    for case in GATED:
+        was = float(baseline["ratios"][case])
+        now = measured[case]
+        cases[case] = {
+            "baseline": was,
+            "measured": now,
+            "change": round(now / was - 1, 3),
+            "ok": now <= was * (1 + tolerance),
+        }
+    return {"tolerance": tolerance, "ok": all(c["ok"] for c in cases.values()), "cases": cases}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.gate", description=__doc__.split("\n")[0])
+    p.add_argument("--messages", type=int, default=100_000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=30, help="requests per case and round")
+    p.add_argument("--baseline", type=Path, default=BASELINE)
+    p.add_argument(
+        "--write-baseline", action="store_true", help="write the measured ratios as the baseline"
+    )
+    p.add_argument(
+        "--from-results",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="judge bench.run result files instead of measuring (one per round)",
+    )
+    args = p.parse_args(argv)
+    if args.from_results:
+        per_round = [ratios(json.loads(f.read_text())) for f in args.from_results]
+    else:
+        per_round = measure(args.messages, args.rounds, args.reps)
+    measured = median_ratios(per_round)
+    run = {"messages": args.messages, "rounds": len(per_round), "per_round": per_round}
+    if args.write_baseline:
+        baseline = {"tolerance": TOLERANCE, "ratios": measured, **run}
+        args.baseline.write_text(json.dumps(baseline, indent=2) + "\n")
+        print(json.dumps(baseline, indent=2))
+        return
+    result = {**verdict(measured, json.loads(args.baseline.read_text())), **run}
+    print(json.dumps(result, indent=2))
+    for case, c in result["cases"].items():
+        mark = "ok " if c["ok"] else "SLOWER"
+        print(
+            f"gate: {mark} {case}: {c['measured']:.4f} of the scan (baseline {c['baseline']:.4f}, "
+            f"{c['change']:+.0%})",
+            file=sys.stderr,
+        )
+    if not result["ok"]:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
