@@ -117,12 +117,6 @@ async def message_search(
     remember: Callable[[MessageRow], None] | None = None,
 ) -> MessageSearchResult:
     access.MESSAGE_SEARCH.check(reader)
-    # DELIBERATE SLOWDOWN (reverted by the next commit): 3 ms of CPU, for bench.gate to catch.
-    import time
-
-    spin = time.perf_counter()
-    while time.perf_counter() - spin < 0.003:
-        pass
     if reader.destination is None:
         raise Forbidden("messageSearch needs a member token")
     first = request.first
