@@ -7,12 +7,12 @@ p50 of the rare word's ILIKE scan (every readable row read: bench.baselines.ILIK
 same round; the gate takes each case's best ratio over `--rounds` rounds on one 100k database
 (generated and imported once), and fails when it is worse than `bench/gate-baseline.json` by
 more than the baseline's tolerance (25%). The best round, not the median: what a change costs
-shows in every round, while a busy moment or a plan flip after a round's fresh ANALYZE only
-ever adds (two words at 100k runs one of two plans, 2.5x apart: the slow one in 6 of 13
-rounds measured).
+shows in every round, while a busy moment only ever adds.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres .venv/bin/python -m bench.gate
-    ... --write-baseline   # measure and write the baseline: commit it with a message saying why
+    # a new baseline: three unchanged runs kept, then the slowest of their best rounds
+    ... --keep-results runs/1   (and runs/2, runs/3)
+    ... --write-baseline --from-runs runs/1 runs/2 runs/3   # commit it, saying why
 
 Progress on stderr (bench.run's), the verdict as JSON on stdout; exit status 1 on a regression.
 """
@@ -31,10 +31,12 @@ from typing import Any
 
 BASELINE = Path(__file__).with_name("gate-baseline.json")
 REFERENCE = ("messageSearch rare", "ilike")
+# messageSearch two words is left out until its plan is stable: at 100k it runs one of two
+# plans, 2.5x apart, chosen by the ANALYZE sample, and a whole run can land on the slow one
+# (docs/performance.md, The gate).
 GATED = (
     "messageSearch rare",
     "messageSearch common",
-    "messageSearch two words",
     "historySearch rare",
     "historySearch common",
     "historySearch two words",
@@ -104,6 +106,14 @@ def best_ratios(per_round: list[dict[str, float]]) -> dict[str, float]:
     return {c: round(min(r[c] for r in per_round), 5) for c in GATED}
 
 
+def baseline_ratios(runs: list[list[dict[str, float]]]) -> dict[str, float]:
+    """The slowest of several unchanged runs' best rounds: one run's best moves by up to ~20%
+    from the next run's on a quiet machine, so the baseline is where an unchanged tree can
+    land, and the tolerance is counted beyond it."""
+    bests = [best_ratios(run) for run in runs]
+    return {c: max(b[c] for b in bests) for c in GATED}
+
+
 def _kept(results: dict[str, Any]) -> str:
     name = results["imported"].get("kept_database")
     if not name:
@@ -147,25 +157,33 @@ def main(argv: list[str] | None = None) -> None:
         "--keep-results", type=Path, default=None, help="keep each round's bench.run JSON here"
     )
     p.add_argument(
-        "--from-results",
+        "--from-runs",
         type=Path,
         nargs="+",
         default=None,
-        help="judge bench.run result files instead of measuring (one per round)",
+        help="instead of measuring, read runs kept with --keep-results (a folder each)",
     )
     args = p.parse_args(argv)
-    if args.from_results:
-        per_round = [ratios(json.loads(f.read_text())) for f in args.from_results]
+    if args.from_runs:
+        runs = [
+            [ratios(json.loads(f.read_text())) for f in sorted(folder.glob("round*.json"))]
+            for folder in args.from_runs
+        ]
     else:
-        per_round = measure(args.messages, args.rounds, args.reps, args.keep_results)
-    measured = best_ratios(per_round)
-    run = {"messages": args.messages, "rounds": len(per_round), "per_round": per_round}
+        runs = [measure(args.messages, args.rounds, args.reps, args.keep_results)]
     if args.write_baseline:
-        baseline = {"tolerance": TOLERANCE, "ratios": measured, **run}
+        baseline = {
+            "tolerance": TOLERANCE,
+            "ratios": baseline_ratios(runs),
+            "messages": args.messages,
+            "runs": [best_ratios(r) for r in runs],
+        }
         args.baseline.write_text(json.dumps(baseline, indent=2) + "\n")
         print(json.dumps(baseline, indent=2))
         return
-    result = {**verdict(measured, json.loads(args.baseline.read_text())), **run}
+    per_round = [r for run in runs for r in run]
+    run = {"messages": args.messages, "rounds": len(per_round), "per_round": per_round}
+    result = {**verdict(best_ratios(per_round), json.loads(args.baseline.read_text())), **run}
     print(json.dumps(result, indent=2))
     for case, c in result["cases"].items():
         mark = "ok " if c["ok"] else "SLOWER"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.gate import GATED, REFERENCE, best_ratios, ratios, verdict
+from bench.gate import GATED, REFERENCE, baseline_ratios, best_ratios, ratios, verdict
 
 
 def _round(scan_ms: float, case_ms: float) -> dict[str, Any]:
@@ -41,3 +41,9 @@ def test_a_case_not_measured_is_an_error_not_a_pass() -> None:
     del results["rows"][GATED[1]]
     with pytest.raises(SystemExit):
         ratios(results)
+
+
+def test_the_baseline_is_where_the_slowest_unchanged_run_landed() -> None:
+    fast = [ratios(_round(200.0, ms)) for ms in (10.0, 11.0)]
+    slow = [ratios(_round(200.0, ms)) for ms in (12.0, 20.0)]
+    assert baseline_ratios([fast, slow])[GATED[0]] == pytest.approx(0.06)
