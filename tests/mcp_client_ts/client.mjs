@@ -1,6 +1,6 @@
 // An MCP client nobody at Recall wrote: the official TypeScript SDK (pinned in
 // package-lock.json), against /mcp of a running `recall serve` and against `recall mcp`.
-// tests/test_mcp_interop.py runs it with a fixture on stdin:
+// tests/mcp/test_mcp_interop.py runs it with a fixture on stdin:
 //   {url, recall, database_url, member, agent, message, conversation, requester}
 // and reads its last stdout line: {"failures": [...], "checked": {http: {...}, stdio: {...}}}.
 //

@@ -1,5 +1,5 @@
 // The operators of a query as the person typed it (`from:@bob in:#infra rollback since:2026-03-01`),
-// read the way the server reads them (app/search/operators.py): tokens separated by spaces, an
+// read the way the server reads them (app/message_search/operators.py): tokens separated by spaces, an
 // operator is a known name in any case followed directly by `:` at the start of a token
 // (optionally negated by `-`), a value may be quoted after its sigil (`@"Sam Lee"`,
 // `#"release train"`), an unclosed quote is just a character. Everything else is text.
