@@ -184,7 +184,10 @@ def lineage_summary(roots: str) -> str:
     provenance (the roots included), and `denied`, true when a cap overflowed or a node is
     unknown (fail closed). Every table is filtered by $1, the workspace, explicitly. The walk
     is evaluated lazily: the LIMIT stops it one node past the cap, so an enormous lineage costs
-    no more than the cap to refuse."""
+    no more than the cap to refuse. Each node's sources are counted by one probe of its own
+    (LATERAL, LIMIT one past the cap): as a join over `nodes`, the planner, taking the walk for
+    ~200 rows, read every edge of the workspace once per walk, which made the importer's
+    summaries quadratic in the workspace's replies."""
     return f"""(
         with recursive walk(id) as (
             select distinct r from unnest({roots}) as r
@@ -218,9 +221,15 @@ def lineage_summary(roots: str) -> str:
             or (select count(*) from nodes) > {MAX_NODES}
             or (select count(*) from node_rows) <> (select count(*) from nodes)
             or exists (
-                select 1 from message_sources s
-                where s.workspace_id = $1 and s.message_id in (select id from nodes)
-                group by s.message_id having count(*) > {MAX_SOURCES_PER_NODE}
+                select 1 from nodes n
+                cross join lateral (
+                    select count(*) as sources from (
+                        select 1 from message_sources s
+                        where s.workspace_id = $1 and s.message_id = n.id
+                        limit {MAX_SOURCES_PER_NODE + 1}
+                    ) capped
+                ) fan
+                where fan.sources > {MAX_SOURCES_PER_NODE}
             )
             or (select count(*) from nodes) + (select count(*) from used_memories) > {MAX_NODES}
                 as denied
