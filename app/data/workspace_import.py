@@ -113,8 +113,11 @@ _INDEX_WORKSPACE = """
 """
 
 
-async def index_workspace(conn: asyncpg.Connection, workspace_id: int, citus: bool) -> None:
-    """Every search document of the new workspace, then their term statistics."""
+async def index_workspace(
+    conn: asyncpg.Connection, workspace_id: int, citus: bool, *, tsv_indexed: bool = True
+) -> None:
+    """Every search document of the new workspace, then their term statistics.
+    `tsv_indexed`: False when the text index is built after the load (bulk_load)."""
     if citus:
         # On the workspace's shard, beside its messages: one routed INSERT ... SELECT.
         await conn.execute(_INDEX_WORKSPACE.format(source=_DOCUMENTS), workspace_id)
@@ -127,9 +130,11 @@ async def index_workspace(conn: asyncpg.Connection, workspace_id: int, citus: bo
             "create temp table import_documents on commit drop as "
             + _DOCUMENTS.replace("$1", str(int(workspace_id)))
         )
-        async with bulk_load.roomy_pending_list(conn, "search_documents_tsv"):
-            await conn.execute(
-                _INDEX_WORKSPACE.format(source="select * from import_documents"), workspace_id
-            )
+        insert = _INDEX_WORKSPACE.format(source="select * from import_documents")
+        if tsv_indexed:
+            async with bulk_load.roomy_pending_list(conn, "search_documents_tsv"):
+                await conn.execute(insert, workspace_id)
+        else:
+            await conn.execute(insert, workspace_id)
     # The rows the per-document triggers of migrations/017 would have added up to.
     await term_stats.count_workspace(conn, workspace_id)

@@ -173,6 +173,39 @@ async def test_a_broken_foreign_key_is_found_by_the_set_based_check(db: asyncpg.
         await tr.rollback()
 
 
+@pytest.mark.skipif(CITUS is not None, reason="the importer keeps every index on Citus")
+async def test_a_first_import_builds_the_indexes_it_dropped_as_they_were(
+    db: asyncpg.Connection,
+) -> None:
+    """Into a database without messages the importer loads unindexed and builds the
+    secondary indexes at the end: the same names, definitions and settings come back. Into
+    one with data it keeps them (and takes no lock that would hold up its searches)."""
+    before = await _secondary_indexes(db)
+    assert any(name == "search_documents_tsv" for name, _, _ in before)
+    first = io.StringIO()
+    await import_fixture(db, json.loads(FIXTURES["valid"].read_text()), progress=first)
+    assert f"{len(before)} indexes built" in first.getvalue()
+    assert await _secondary_indexes(db) == before
+
+    second, fixture = io.StringIO(), json.loads(FIXTURES["valid"].read_text())
+    fixture["workspace"]["key"] = "second"
+    await import_fixture(db, fixture, progress=second)
+    assert "indexes built" not in second.getvalue()
+    assert await _secondary_indexes(db) == before
+
+
+async def _secondary_indexes(db: asyncpg.Connection) -> list[tuple[Any, ...]]:
+    rows = await db.fetch(
+        """
+        select c.relname, pg_get_indexdef(i.indexrelid), c.reloptions
+        from pg_index i join pg_class c on c.oid = i.indexrelid
+        where i.indrelid = any(array['messages', 'search_documents']::regclass[])
+          and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
+        """
+    )
+    return sorted(map(tuple, rows))
+
+
 async def test_a_role_that_may_not_skip_row_checks_imports_the_same_rows(
     db: asyncpg.Connection, dsn: str
 ) -> None:
