@@ -116,6 +116,7 @@ async def main(args: argparse.Namespace) -> None:
         ("messageSearch rare", MESSAGE_SEARCH, {"q": g.RARE}, member),
         ("messageSearch mid", MESSAGE_SEARCH, {"q": g.MID}, member),
         ("messageSearch common", MESSAGE_SEARCH, {"q": g.COMMON}, member),
+        ("messageSearch two words", MESSAGE_SEARCH, {"q": f"{g.COMMON} {g.MID}"}, member),
         ("messageSearch phrase", MESSAGE_SEARCH, {"q": f'"{g.PHRASE}"'}, member),
         ("messageSearch CJK", MESSAGE_SEARCH, {"q": g.CJK_WORD}, member),
         (

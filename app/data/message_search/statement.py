@@ -37,7 +37,7 @@ def statement(
     text, filters = text_and_filters(q, p)
     probe = probe_scan(p, text, filters, after, probe_size(first, budget), several=several)
     b = bind_page(p, after, first, budget)
-    rest = rest_scan(text, filters, b.budget)
+    rest = rest_scan(text, filters, b.budget, several=several)
     allowed = allowed_audiences_cte(p.add(known_allowed) if known_allowed is not None else None)
     hydrated = hydrated_ctes(p, q.include)
     complete = q.lineage_complete
