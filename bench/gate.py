@@ -31,12 +31,10 @@ from typing import Any
 
 BASELINE = Path(__file__).with_name("gate-baseline.json")
 REFERENCE = ("messageSearch rare", "ilike")
-# messageSearch two words is left out until its plan is stable: at 100k it runs one of two
-# plans, 2.5x apart, chosen by the ANALYZE sample, and a whole run can land on the slow one
-# (docs/performance.md, The gate).
 GATED = (
     "messageSearch rare",
     "messageSearch common",
+    "messageSearch two words",
     "historySearch rare",
     "historySearch common",
     "historySearch two words",
