@@ -52,6 +52,16 @@ _UNREACHABLE = (
 )
 
 
+def _shard_moved(e: BaseException) -> bool:
+    """Citus moved or split the shard a statement was planned against while it waited for
+    the shard's lock (tenant isolation, a blocking move: docs/scale.md, Runbook): an internal
+    error (XX000, no class of its own) that the same request, sent again, does not meet. It
+    is SERVICE_UNAVAILABLE (503, try again), not an internal error."""
+    return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(
+        "could not find valid entry for shard"
+    )
+
+
 class Session:
     def __init__(
         self,
@@ -119,6 +129,10 @@ class Session:
         except _UNREACHABLE as e:
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
+        except asyncpg.InternalServerError as e:
+            if not _shard_moved(e):
+                raise
+            raise ServiceUnavailable("the workspace's data is moving; try again shortly") from e
 
     async def _turn(self) -> None:
         """Take the connection for one statement: at once inside this session's open
@@ -179,6 +193,10 @@ class Session:
                 if isinstance(e, _UNREACHABLE):
                     raise ServiceUnavailable(
                         "the database is unavailable; try again shortly"
+                    ) from e
+                if _shard_moved(e):
+                    raise ServiceUnavailable(
+                        "the workspace's data is moving; try again shortly"
                     ) from e
                 raise
             finally:

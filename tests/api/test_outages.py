@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 
 from app.server import create_app, in_process
 from app.settings import Settings
+from tests.conftest import on_citus
 from tests.personas import load_personas
 
 
@@ -201,3 +203,42 @@ async def test_a_request_stuck_behind_a_lock_is_stopped_and_answers_503(
             assert again.status == 200 and not again.errors, again.body
     finally:
         await holder.close()
+
+
+@pytest.mark.skipif(on_citus(), reason="a trigger raising on a shard; the error is Citus's own")
+async def test_a_shard_moved_under_a_statement_answers_503_and_nothing_is_written(
+    dsn: str, db: asyncpg.Connection
+) -> None:
+    """Citus splits or moves a workspace's shard while a statement waits for its lock: the
+    statement fails with an internal error (XX000) "could not find valid entry for shard"
+    (bench.scaleout met it while isolate_tenant_to_new_shard ran). The request answers 503
+    SERVICE_UNAVAILABLE, as for a lost database, and the retry succeeds; never a 500. Here a
+    trigger raises the same error, as the coordinator does."""
+    from app.data.tokens import issue_connector_token
+    from tests.changes_support import APPLY, post
+    from tests.client import graphql_client
+
+    await load_personas(db)
+    token = await issue_connector_token(db, "acme")
+    await db.execute(
+        """
+        create function test_shard_moved() returns trigger language plpgsql as $$
+        begin
+            raise exception 'could not find valid entry for shard 102074' using errcode = 'XX000';
+        end $$;
+        create trigger test_shard_moved before insert on messages
+            for each row execute function test_shard_moved();
+        """
+    )
+    async with graphql_client(Settings(), dsn) as client:
+        moved = await client.post(
+            APPLY, {"changes": [post("n1", "general", "bob", "x")]}, token=token
+        )
+        assert moved.status == 503 and moved.codes == ["SERVICE_UNAVAILABLE"], moved.body
+        assert "shard" not in json.dumps(moved.body)  # no database text reaches the client
+        assert await db.fetchval("select count(*) from messages where key = 'n1'") == 0
+        await db.execute("drop trigger test_shard_moved on messages")
+        again = await client.post(
+            APPLY, {"changes": [post("n1", "general", "bob", "x")]}, token=token
+        )
+        assert again.status == 200 and not again.errors, again.body
