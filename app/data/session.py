@@ -52,14 +52,21 @@ _UNREACHABLE = (
 )
 
 
-def _shard_moved(e: BaseException) -> bool:
-    """Citus moved or split the shard a statement was planned against while it waited for
-    the shard's lock (tenant isolation, a blocking move: docs/scale.md, Runbook): an internal
-    error (XX000, no class of its own) that the same request, sent again, does not meet. It
-    is SERVICE_UNAVAILABLE (503, try again), not an internal error."""
-    return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(
-        "could not find valid entry for shard"
-    )
+# Citus's own errors that mean "a node or a shard was not there for this statement", raised
+# as internal errors (XX000, no class of their own): sent again, the request does not meet
+# them once the node is back or the move is done (bench.scaleout met each).
+_CITUS_UNAVAILABLE = (
+    # A worker that one of the transaction's statements used went away (a lost worker).
+    "failure on connection marked as essential",
+    # Citus split or moved the shard the statement was planned against while it waited for
+    # the shard's lock (tenant isolation, a blocking move: docs/scale.md, Runbook).
+    "could not find valid entry for shard",
+)
+
+
+def _citus_unavailable(e: BaseException) -> bool:
+    """SERVICE_UNAVAILABLE (503, try again), not an internal error."""
+    return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(_CITUS_UNAVAILABLE)
 
 
 class Session:
@@ -130,9 +137,10 @@ class Session:
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
         except asyncpg.InternalServerError as e:
-            if not _shard_moved(e):
+            if not _citus_unavailable(e):
                 raise
-            raise ServiceUnavailable("the workspace's data is moving; try again shortly") from e
+            self.broken = True
+            raise ServiceUnavailable("the database is unavailable; try again shortly") from e
 
     async def _turn(self) -> None:
         """Take the connection for one statement: at once inside this session's open
@@ -194,9 +202,9 @@ class Session:
                     raise ServiceUnavailable(
                         "the database is unavailable; try again shortly"
                     ) from e
-                if _shard_moved(e):
+                if _citus_unavailable(e):
                     raise ServiceUnavailable(
-                        "the workspace's data is moving; try again shortly"
+                        "the database is unavailable; try again shortly"
                     ) from e
                 raise
             finally:
