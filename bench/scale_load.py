@@ -220,6 +220,9 @@ def summary(samples: list[Sample], phases: list[str]) -> dict[str, Any]:
                 "ok": len(ok),
                 "unavailable": len(unavailable),
                 "failures": len(failures),
+                # Of which 503s (SERVICE_UNAVAILABLE, try again) for a workspace whose node was
+                # up; the rest are 500s, other errors, partial pages or slow answers.
+                "failures_503": sum(1 for s in failures if s.detail.startswith("HTTP 503")),
                 "p50_ms": round(statistics.median(ok), 1) if ok else None,
                 "p99_ms": round(pct(ok, 0.99), 1) if ok else None,
                 "unavailable_max_ms": round(max(unavailable), 1) if unavailable else None,

@@ -394,13 +394,15 @@ def problems(result: dict[str, Any]) -> list[str]:
 
 def table(result: dict[str, Any]) -> str:
     lines = [
-        "| phase | kind | requests | failures | unavailable (503) | p50 ms | p99 ms | slowest 503 ms |",
+        "| phase | kind | requests | failures (of which 503) | expected 503 | p50 ms | p99 ms"
+        " | slowest expected 503 ms |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for phase, rows in result["phases"].items():
         for kind, r in rows.items():
             lines.append(
-                f"| {phase} | {kind} | {r['requests']} | {r['failures']} | {r['unavailable']}"
+                f"| {phase} | {kind} | {r['requests']} | {r['failures']} ({r['failures_503']})"
+                f" | {r['unavailable']}"
                 f" | {r['p50_ms'] if r['p50_ms'] is not None else '–'}"
                 f" | {r['p99_ms'] if r['p99_ms'] is not None else '–'}"
                 f" | {r['unavailable_max_ms'] if r['unavailable_max_ms'] is not None else '–'} |"
