@@ -25,10 +25,11 @@ TRANSFER = "auto"
 # Tenant isolation splits the shard group; Citus 13.2's non-blocking split (logical
 # replication through its own decoder) hung under this load: its subscription's apply worker
 # failed on every retry with "publisher did not send replica identity column expected by the
-# logical replication target relation" for an UPDATE of `turns` (citusdata/citus#6790, open:
+# logical replication target relation" for an UPDATE of `turns` (likely citusdata/citus#6790:
 # "Shard splits might hang up with concurrent transactions"). So the split blocks writes to
-# the workspace's shard group while it copies (reads go on; writes wait, they do not fail),
-# and the move that follows is online.
+# the workspace's shard group while it copies (reads go on; writes wait, and one that waited
+# on the old shard answers 503, try again: app/data/session.py), and the move that follows is
+# online.
 ISOLATE_TRANSFER = "block_writes"
 
 
