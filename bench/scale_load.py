@@ -82,6 +82,8 @@ class Load:
     acked: list[Batch] = field(default_factory=list)
     unacked: list[Batch] = field(default_factory=list)
     posted: int = 0
+    # When each phase began (time.perf_counter()), and "end" when the load stopped.
+    phase_started: dict[str, float] = field(default_factory=dict)
 
     def _batch(self, tenant: Tenant) -> Batch:
         changes = []

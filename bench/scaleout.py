@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import sys
@@ -166,6 +167,18 @@ async def _cursors(http: httpx.AsyncClient, tenants: list[Tenant]) -> dict[str, 
     return out
 
 
+def _throughput(load: Load) -> dict[str, Any]:
+    """Per phase: how long it lasted and the successful answers per second (a closed loop of
+    `--concurrency` clients: what the cluster served, not what it could)."""
+    starts = sorted(load.phase_started.items(), key=lambda kv: kv[1])
+    out = {}
+    for (phase, start), (_, end) in itertools.pairwise(starts):
+        ok = sum(1 for s in load.samples if s.phase == phase and s.outcome == "ok")
+        seconds = end - start
+        out[phase] = {"seconds": round(seconds, 1), "ok_per_second": round(ok / seconds, 1)}
+    return out
+
+
 class Phases:
     """Runs the moves between the load's phases, `seconds` of load in each quiet one."""
 
@@ -174,6 +187,7 @@ class Phases:
 
     def enter(self, phase: str) -> None:
         self.load.phase = phase
+        self.load.phase_started[phase] = time.perf_counter()
         say(f"phase: {phase} ({len(self.load.samples)} requests so far)")
 
     async def quiet(self, phase: str) -> None:
@@ -341,8 +355,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 finally:
                     stop.set()
                     await asyncio.gather(*clients)
+                    load.phase_started["end"] = time.perf_counter()
                 result["retried_batches"] = await load.retry_unacked()
                 result["phases"] = summary(load.samples, PHASES)
+                result["throughput"] = _throughput(load)
                 again = {}
                 for t in tenants:
                     page, _ = await _page(http, t, cursors[t.key]["cursor"])
@@ -407,6 +423,9 @@ def table(result: dict[str, Any]) -> str:
                 f" | {r['p99_ms'] if r['p99_ms'] is not None else '–'}"
                 f" | {r['unavailable_max_ms'] if r['unavailable_max_ms'] is not None else '–'} |"
             )
+    lines += ["", "| phase | seconds | successful answers/s |", "|---|---:|---:|"]
+    for phase, t in result.get("throughput", {}).items():
+        lines.append(f"| {phase} | {t['seconds']} | {t['ok_per_second']} |")
     c = result["checks"]
     lines.append("")
     lines.append(
