@@ -38,12 +38,18 @@ async def citus_workers(server_dsn: str) -> list[str]:
 
 
 async def create_database(
-    server_dsn: str, name: str, *, settings: dict[str, str] | None = None
+    server_dsn: str,
+    name: str,
+    *,
+    settings: dict[str, str] | None = None,
+    workers: list[str] | None = None,
 ) -> bool:
     """Create `name` on the server (and, on a Citus coordinator with workers, on every worker,
     with the extension, the workers registered). `settings` are set on the coordinator's copy
-    (`alter database … set`). True if the database is on a cluster."""
-    workers = await citus_workers(server_dsn)
+    (`alter database … set`); `workers` (DSNs of some of the coordinator's workers) registers
+    only those. True if the database is on a cluster."""
+    if workers is None:
+        workers = await citus_workers(server_dsn)
     for server in [server_dsn, *workers]:
         admin = await asyncpg.connect(server)
         try:
@@ -75,6 +81,37 @@ async def create_database(
     finally:
         await conn.close()
     return True
+
+
+async def add_worker(server_dsn: str, name: str, worker: str) -> None:
+    """Register `worker` (a DSN) in the coordinator's database `name`, as an operator adds a
+    node: the database and the extension on it first, then citus_add_node (idempotent). Its
+    shards come with a rebalance or a move."""
+    admin = await asyncpg.connect(worker)
+    try:
+        if not await admin.fetchval(
+            "select exists (select 1 from pg_database where datname = $1)", name
+        ):
+            await admin.execute(f'create database "{name}"')
+    finally:
+        await admin.close()
+    conn = await asyncpg.connect(with_database(worker, name))
+    try:
+        await conn.execute("set client_min_messages = warning")
+        await conn.execute("create extension if not exists citus")
+    finally:
+        await conn.close()
+    parts = urlsplit(worker)
+    conn = await asyncpg.connect(with_database(server_dsn, name))
+    try:
+        await conn.execute(
+            "select citus_add_node($1, $2) where not exists"
+            " (select 1 from pg_dist_node where nodename = $1 and nodeport = $2)",
+            parts.hostname,
+            parts.port,
+        )
+    finally:
+        await conn.close()
 
 
 async def drop_database(server_dsn: str, name: str) -> None:

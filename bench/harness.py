@@ -249,7 +249,10 @@ async def import_file(dsn: str, path: Path) -> dict[str, Any]:
     return summary
 
 
-async def serve(dsn: str, port: int, workers: int = 1) -> asyncio.subprocess.Process:
+async def serve(
+    dsn: str, port: int, workers: int = 1, log: Path | None = None
+) -> asyncio.subprocess.Process:
+    """`recall serve` on `port`, once /healthz answers; its log (stderr) to `log` if given."""
     env = {
         **os.environ,
         "DATABASE_URL": dsn,
@@ -267,7 +270,7 @@ async def serve(dsn: str, port: int, workers: int = 1) -> asyncio.subprocess.Pro
         str(workers),
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log.open("ab") if log is not None else subprocess.DEVNULL,
     )
     async with httpx.AsyncClient() as client:
         for _ in range(600):

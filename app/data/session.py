@@ -52,6 +52,23 @@ _UNREACHABLE = (
 )
 
 
+# Citus's own errors that mean "a node or a shard was not there for this statement", raised
+# as internal errors (XX000, no class of their own): sent again, the request does not meet
+# them once the node is back or the move is done (bench.scaleout met each).
+_CITUS_UNAVAILABLE = (
+    # A worker that one of the transaction's statements used went away (a lost worker).
+    "failure on connection marked as essential",
+    # Citus split or moved the shard the statement was planned against while it waited for
+    # the shard's lock (tenant isolation, a blocking move: docs/scale.md, Runbook).
+    "could not find valid entry for shard",
+)
+
+
+def _citus_unavailable(e: BaseException) -> bool:
+    """SERVICE_UNAVAILABLE (503, try again), not an internal error."""
+    return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(_CITUS_UNAVAILABLE)
+
+
 class Session:
     def __init__(
         self,
@@ -119,6 +136,11 @@ class Session:
         except _UNREACHABLE as e:
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
+        except asyncpg.InternalServerError as e:
+            if not _citus_unavailable(e):
+                raise
+            self.broken = True
+            raise ServiceUnavailable("the database is unavailable; try again shortly") from e
 
     async def _turn(self) -> None:
         """Take the connection for one statement: at once inside this session's open
@@ -177,6 +199,10 @@ class Session:
                 if isinstance(e, asyncpg.QueryCanceledError):
                     raise Timeout("the request took too long and was stopped") from e
                 if isinstance(e, _UNREACHABLE):
+                    raise ServiceUnavailable(
+                        "the database is unavailable; try again shortly"
+                    ) from e
+                if _citus_unavailable(e):
                     raise ServiceUnavailable(
                         "the database is unavailable; try again shortly"
                     ) from e

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 
 from app.server import create_app, in_process
 from app.settings import Settings
+from tests.conftest import on_citus
 from tests.personas import load_personas
 
 
@@ -201,3 +203,47 @@ async def test_a_request_stuck_behind_a_lock_is_stopped_and_answers_503(
             assert again.status == 200 and not again.errors, again.body
     finally:
         await holder.close()
+
+
+@pytest.mark.skipif(on_citus(), reason="a trigger raising on a shard; the error is Citus's own")
+@pytest.mark.parametrize(
+    "citus_error",
+    [
+        "failure on connection marked as essential: 127.0.0.1:9801",
+        "could not find valid entry for shard 102074",
+    ],
+    ids=["worker-lost", "shard-moved"],
+)
+async def test_a_lost_worker_or_a_moved_shard_answers_503_and_nothing_is_written(
+    dsn: str, db: asyncpg.Connection, citus_error: str
+) -> None:
+    """Citus raises internal errors (XX000) when a worker a transaction used goes away, or when
+    it split or moved the shard a statement waited on (bench.scaleout met both: a worker
+    stopped mid-load, isolate_tenant_to_new_shard). The request answers 503
+    SERVICE_UNAVAILABLE, as for a lost database, and the retry succeeds; never a 500. Here a
+    trigger raises the same error, as the coordinator does."""
+    from app.data.tokens import issue_connector_token
+    from tests.changes_support import APPLY, post
+    from tests.client import graphql_client
+
+    await load_personas(db)
+    token = await issue_connector_token(db, "acme")
+    await db.execute(
+        f"""
+        create function test_citus_error() returns trigger language plpgsql as $$
+        begin
+            raise exception '{citus_error}' using errcode = 'XX000';
+        end $$;
+        create trigger test_citus_error before insert on messages
+            for each row execute function test_citus_error();
+        """
+    )
+    async with graphql_client(Settings(), dsn) as client:
+        changes = {"changes": [post("n1", "general", "bob", "x")]}
+        failed = await client.post(APPLY, changes, token=token)
+        assert failed.status == 503 and failed.codes == ["SERVICE_UNAVAILABLE"], failed.body
+        assert citus_error.split()[0] not in json.dumps(failed.body)  # no database text
+        assert await db.fetchval("select count(*) from messages where key = 'n1'") == 0
+        await db.execute("drop trigger test_citus_error on messages")
+        again = await client.post(APPLY, changes, token=token)
+        assert again.status == 200 and not again.errors, again.body
