@@ -64,6 +64,9 @@ _CITUS_UNAVAILABLE = (
 )
 
 
+_CONFLICT = "the request met a concurrent change and was rolled back; try again"
+
+
 def _citus_unavailable(e: BaseException) -> bool:
     """SERVICE_UNAVAILABLE (503, try again), not an internal error."""
     return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(_CITUS_UNAVAILABLE)
@@ -141,6 +144,11 @@ class Session:
                 raise
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
+        except asyncpg.TransactionRollbackError as e:
+            # A deadlock or a serialization failure (class 40): PostgreSQL rolled the
+            # transaction back and the same request sent again succeeds (a connector's
+            # replayed changes are no-ops). The connection itself is fine.
+            raise ServiceUnavailable(_CONFLICT) from e
 
     async def _turn(self) -> None:
         """Take the connection for one statement: at once inside this session's open
@@ -206,6 +214,8 @@ class Session:
                     raise ServiceUnavailable(
                         "the database is unavailable; try again shortly"
                     ) from e
+                if isinstance(e, asyncpg.TransactionRollbackError):
+                    raise ServiceUnavailable(_CONFLICT) from e
                 raise
             finally:
                 await pool.release(conn)

@@ -207,21 +207,24 @@ async def test_a_request_stuck_behind_a_lock_is_stopped_and_answers_503(
 
 @pytest.mark.skipif(on_citus(), reason="a trigger raising on a shard; the error is Citus's own")
 @pytest.mark.parametrize(
-    "citus_error",
+    ("citus_error", "errcode"),
     [
-        "failure on connection marked as essential: 127.0.0.1:9801",
-        "could not find valid entry for shard 102074",
+        ("failure on connection marked as essential: 127.0.0.1:9801", "XX000"),
+        ("could not find valid entry for shard 102074", "XX000"),
+        ("deadlock detected", "40P01"),
+        ("could not serialize access due to concurrent update", "40001"),
     ],
-    ids=["worker-lost", "shard-moved"],
+    ids=["worker-lost", "shard-moved", "deadlock", "serialization"],
 )
 async def test_a_lost_worker_or_a_moved_shard_answers_503_and_nothing_is_written(
-    dsn: str, db: asyncpg.Connection, citus_error: str
+    dsn: str, db: asyncpg.Connection, citus_error: str, errcode: str
 ) -> None:
     """Citus raises internal errors (XX000) when a worker a transaction used goes away, or when
     it split or moved the shard a statement waited on (bench.scaleout met both: a worker
-    stopped mid-load, isolate_tenant_to_new_shard). The request answers 503
-    SERVICE_UNAVAILABLE, as for a lost database, and the retry succeeds; never a 500. Here a
-    trigger raises the same error, as the coordinator does."""
+    stopped mid-load, isolate_tenant_to_new_shard); its deadlock detection cancels a
+    transaction waiting across a shard move (40P01, met three times in fourteen runs). The
+    request answers 503 SERVICE_UNAVAILABLE, try again, and the retry succeeds; never a 500.
+    Here a trigger raises the same error, as the coordinator does."""
     from app.data.tokens import issue_connector_token
     from tests.changes_support import APPLY, post
     from tests.client import graphql_client
@@ -232,7 +235,7 @@ async def test_a_lost_worker_or_a_moved_shard_answers_503_and_nothing_is_written
         f"""
         create function test_citus_error() returns trigger language plpgsql as $$
         begin
-            raise exception '{citus_error}' using errcode = 'XX000';
+            raise exception '{citus_error}' using errcode = '{errcode}';
         end $$;
         create trigger test_citus_error before insert on messages
             for each row execute function test_citus_error();
