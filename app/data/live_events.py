@@ -22,6 +22,7 @@ CHANNEL = "recall_live"
 # What happened: a message posted, edited or deleted, or a change of who may read what.
 POST, EDIT, DELETE, ACCESS = "post", "edit", "delete", "access"
 
+
 @dataclass(frozen=True, slots=True)
 class LiveEvent:
     position: int

@@ -91,9 +91,7 @@ async def post_reply(
                     db, workspace_id, turn.id, client_mutation_id, reply.message.id
                 )
             # Last, so the live log's position lock is held only until the commit.
-            await live_events.record(
-                db, workspace_id, [(reply.message.id, live_events.POST)]
-            )
+            await live_events.record(db, workspace_id, [(reply.message.id, live_events.POST)])
     except _Withheld as withheld:
         return ReplyOutcome(False, None, str(withheld))
     return ReplyOutcome(True, reply.message, None)
