@@ -118,22 +118,22 @@ class Subscription:
     live: Live
     id: str
 
-    async def next(self, timeout: float = 10) -> dict[str, Any]:
+    async def next(self, seconds: float = 10) -> dict[str, Any]:
         """The next update's data (its `next` payload's one field); fails on anything else."""
-        message = await asyncio.wait_for(self.live.inbox[self.id].get(), timeout)
+        message = await asyncio.wait_for(self.live.inbox[self.id].get(), seconds)
         assert message["type"] == "next", message
         payload = message["payload"]
         assert not payload.get("errors"), payload
         data: dict[str, Any] = next(iter(payload["data"].values()))
         return data
 
-    async def message(self, timeout: float = 10) -> dict[str, Any]:
+    async def message(self, seconds: float = 10) -> dict[str, Any]:
         """The next protocol message of this operation, whatever it is."""
-        return await asyncio.wait_for(self.live.inbox[self.id].get(), timeout)
+        return await asyncio.wait_for(self.live.inbox[self.id].get(), seconds)
 
-    async def error_codes(self, timeout: float = 10) -> list[str]:
+    async def error_codes(self, seconds: float = 10) -> list[str]:
         """The codes of the errors the operation answered with."""
-        message = await self.message(timeout)
+        message = await self.message(seconds)
         errors = (
             message["payload"]
             if message["type"] == "error"

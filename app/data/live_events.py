@@ -99,13 +99,23 @@ async def bounds(db: Executor, workspace_id: int) -> LogBounds:
 
 async def events_after(
     db: Executor, workspace_id: int, position: int, limit: int
-) -> list[LiveEvent]:
-    """The next `limit` events after `position`, in order."""
+) -> tuple[list[LiveEvent], int]:
+    """The next `limit` events after `position`, in order, and the log's head (how far behind
+    `position` is)."""
     rows = await db.fetch(
-        "select position, message_id, kind from live_events"
-        " where workspace_id = $1 and position > $2 order by position limit $3",
+        "select e.position, e.message_id, e.kind, h.head"
+        " from (select coalesce((select position from live_positions where workspace_id = $1),"
+        " 0) as head) h"
+        " left join lateral (select position, message_id, kind from live_events"
+        " where workspace_id = $1 and position > $2 order by position limit $3) e on true"
+        " order by e.position",
         workspace_id,
         position,
         limit,
     )
-    return [LiveEvent(int(r["position"]), r["message_id"], r["kind"]) for r in rows]
+    events = [
+        LiveEvent(int(r["position"]), r["message_id"], r["kind"])
+        for r in rows
+        if r["position"] is not None
+    ]
+    return events, int(rows[0]["head"])

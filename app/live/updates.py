@@ -179,12 +179,10 @@ async def updates(
                         "the token was revoked or has expired; subscribe again with a valid one"
                     )
                 reader = current
-                events = await live_events.events_after(db, workspace_id, position, BATCH)
+                events, head = await live_events.events_after(db, workspace_id, position, BATCH)
+                if head - position > env.max_backlog:
+                    raise TooSlow
                 if events:
-                    if events[-1].position == position + BATCH:
-                        head = (await live_events.bounds(db, workspace_id)).head
-                        if head - position > env.max_backlog:
-                            raise TooSlow
                     ensure_read_ready(reader.search_ready)
                     admission = await _admit(db, reader, target, events, delivered)
             if not events:
