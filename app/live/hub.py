@@ -39,7 +39,7 @@ class Waiter:
     """One subscription's doorbell."""
 
     workspace_id: int
-    token_key: str
+    token_key: bytes
     bell: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def wait(self, seconds: float) -> None:
@@ -58,7 +58,7 @@ class Hub:
         self.max_per_process = max_per_process
         self.poll_interval = poll_interval
         self._waiters: dict[int, set[Waiter]] = defaultdict(set)
-        self._per_token: dict[str, int] = defaultdict(int)
+        self._per_token: dict[bytes, int] = defaultdict(int)
         self._count = 0
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
@@ -68,7 +68,7 @@ class Hub:
         return self._count
 
     @asynccontextmanager
-    async def subscribe(self, workspace_id: int, token_key: str) -> AsyncIterator[Waiter]:
+    async def subscribe(self, workspace_id: int, token_key: bytes) -> AsyncIterator[Waiter]:
         """A doorbell rung at each commit to the workspace's live log, while the block runs;
         LimitExceeded when the token or the process has as many open as it may."""
         if self._count >= self.max_per_process:
@@ -115,8 +115,8 @@ class Hub:
             for w in waiters:
                 w.bell.set()
 
-    def _on_notification(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
-        workspace, _, _position = payload.partition(":")
+    def _on_notification(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        workspace, _, _position = str(payload).partition(":")
         if workspace.isdigit():
             self._ring(int(workspace))
 

@@ -21,6 +21,6 @@ async def prune_live_log(pool: asyncpg.Pool, retention: float) -> None:
         await asyncio.sleep(interval)
         with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
             async with pool.acquire() as conn:
-                removed = await live_events.prune(conn, retention)  # type: ignore[arg-type]
+                removed = await live_events.prune(conn, retention)
             if removed:
                 _log.info("live: pruned %d events of the live log", removed)

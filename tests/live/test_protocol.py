@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import asyncpg
 import pytest
@@ -68,54 +69,63 @@ async def test_resuming_after_an_event_has_no_gaps_and_no_duplicates(acme: Acme)
 
 
 async def test_an_event_older_than_the_log_keeps_is_an_invalid_cursor(
-    dsn: str, db: asyncpg.Connection, issue_token: object
+    dsn: str, db: asyncpg.Connection, issue_token: Any
 ) -> None:
     await load_personas(db)
-    alice = await issue_token("member", "acme", "alice")  # type: ignore[operator]
+    alice = await issue_token("member", "acme", "alice")
     token = await issue_connector_token(db, "acme")
-    async with live_server(dsn, RECALL_LIVE_RETENTION=0.5, RECALL_LIVE_POLL_INTERVAL=0.5) as base:
-        async with connector(base, token) as c, live_connection(base, alice) as live:
-            sub = await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
-            await c.apply(post("z0", "general", "bob", "zebra zero"))
-            await c.apply(post("z1", "general", "bob", "zebra one"))
-            old = (await sub.next())["event"]
-            await sub.next()
-            # Both pruned meanwhile (every tenth of the retention): the events after `old`
-            # are no longer all there.
-            await asyncio.sleep(1.5)
-            await c.apply(post("z2", "general", "bob", "zebra two"))
-            await sub.next()
-            resumed = await live.subscribe(SEARCH_UPDATES, {"query": "zebra", "after": old})
-            assert await resumed.error_codes() == ["INVALID_CURSOR"]
-            forged = await live.subscribe(SEARCH_UPDATES, {"query": "zebra", "after": "abc"})
-            assert await forged.error_codes() == ["INVALID_CURSOR"]
+    async with (
+        live_server(dsn, RECALL_LIVE_RETENTION=0.5, RECALL_LIVE_POLL_INTERVAL=0.5) as base,
+        connector(base, token) as c,
+        live_connection(base, alice) as live,
+    ):
+        sub = await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+        await c.apply(post("z0", "general", "bob", "zebra zero"))
+        await c.apply(post("z1", "general", "bob", "zebra one"))
+        old = (await sub.next())["event"]
+        await sub.next()
+        # Both pruned meanwhile (every tenth of the retention): the events after `old`
+        # are no longer all there.
+        await asyncio.sleep(1.5)
+        await c.apply(post("z2", "general", "bob", "zebra two"))
+        await sub.next()
+        resumed = await live.subscribe(SEARCH_UPDATES, {"query": "zebra", "after": old})
+        assert await resumed.error_codes() == ["INVALID_CURSOR"]
+        forged = await live.subscribe(SEARCH_UPDATES, {"query": "zebra", "after": "abc"})
+        assert await forged.error_codes() == ["INVALID_CURSOR"]
 
 
 async def test_subscriptions_per_token_are_limited(
-    dsn: str, db: asyncpg.Connection, issue_token: object
+    dsn: str, db: asyncpg.Connection, issue_token: Any
 ) -> None:
     await load_personas(db)
-    alice = await issue_token("member", "acme", "alice")  # type: ignore[operator]
-    async with live_server(dsn, RECALL_LIVE_MAX_PER_TOKEN=1) as base:
-        async with live_connection(base, alice) as one, live_connection(base, alice) as two:
-            first = await one.subscribe(SEARCH_UPDATES, {"query": "zebra"})
-            assert await first.quiet(0.5) == []
-            second = await two.subscribe(SEARCH_UPDATES, {"query": "zebra"})
-            assert await second.error_codes() == ["LIMIT_EXCEEDED"]
+    alice = await issue_token("member", "acme", "alice")
+    async with (
+        live_server(dsn, RECALL_LIVE_MAX_PER_TOKEN=1) as base,
+        live_connection(base, alice) as one,
+        live_connection(base, alice) as two,
+    ):
+        first = await one.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+        assert await first.quiet(0.5) == []
+        second = await two.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+        assert await second.error_codes() == ["LIMIT_EXCEEDED"]
 
 
 async def test_a_subscriber_too_far_behind_is_closed_with_4008(
-    dsn: str, db: asyncpg.Connection, issue_token: object
+    dsn: str, db: asyncpg.Connection, issue_token: Any
 ) -> None:
     await load_personas(db)
-    alice = await issue_token("member", "acme", "alice")  # type: ignore[operator]
+    alice = await issue_token("member", "acme", "alice")
     token = await issue_connector_token(db, "acme")
-    async with live_server(dsn, RECALL_LIVE_MAX_BACKLOG=3) as base:
-        async with connector(base, token) as c, live_connection(base, alice) as live:
-            await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
-            await c.apply(*(post(f"z{i}", "general", "bob", f"zebra {i}") for i in range(5)))
-            await asyncio.wait_for(live.ws.wait_closed(), 10)
-            assert live.close_code == 4008
+    async with (
+        live_server(dsn, RECALL_LIVE_MAX_BACKLOG=3) as base,
+        connector(base, token) as c,
+        live_connection(base, alice) as live,
+    ):
+        await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+        await c.apply(*(post(f"z{i}", "general", "bob", f"zebra {i}") for i in range(5)))
+        await asyncio.wait_for(live.ws.wait_closed(), 10)
+        assert live.close_code == 4008
 
 
 async def test_scope_messages_sends_one_readable_conversation(acme: Acme) -> None:

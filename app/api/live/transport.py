@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from graphql import GraphQLError
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
@@ -190,7 +190,7 @@ class RecallTransportWS(BaseGraphQLTransportWSHandler[Any, None]):
     codes and send timeout (4008)."""
 
     def __init__(self, *, schema: Any, **kwargs: Any) -> None:
-        super().__init__(schema=_ErrorsWithCodes(schema), **kwargs)
+        super().__init__(schema=cast(Any, _ErrorsWithCodes(schema)), **kwargs)
         if isinstance(self.context, LiveContext):
             self.context.handler = self
         self._closed = False
