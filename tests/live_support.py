@@ -81,20 +81,34 @@ class Live:
     """One graphql-transport-ws connection."""
 
     ws: ClientConnection
+    base: str
     _ids: int = 0
     # Messages of operations not read yet, by operation id.
     inbox: dict[str, asyncio.Queue[dict[str, Any]]] = field(default_factory=dict)
     _reader: asyncio.Task[None] | None = None
 
-    async def subscribe(self, query: str, variables: dict[str, Any]) -> Subscription:
+    async def subscribe(
+        self, query: str, variables: dict[str, Any], *, listening: bool = True
+    ) -> Subscription:
+        """Start a subscription; with `listening`, return once the server counts it among its
+        open ones (`recall_live_subscriptions`): every commit from then on reaches it. A
+        subscription expected to fail passes listening=False."""
         self._ids += 1
         op = str(self._ids)
         self.inbox[op] = asyncio.Queue()
+        before = await open_subscriptions(self.base) if listening else 0
         await self.ws.send(
             json.dumps(
                 {"id": op, "type": "subscribe", "payload": {"query": query, "variables": variables}}
             )
         )
+        if listening:
+            for _ in range(200):
+                if await open_subscriptions(self.base) > before:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the subscription did not start listening")
         return Subscription(self, op)
 
     async def _read(self) -> None:
@@ -164,7 +178,7 @@ async def live_connection(base: str, token: str | None) -> AsyncIterator[Live]:
         await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
         ack = json.loads(await asyncio.wait_for(ws.recv(), 10))
         assert ack["type"] == "connection_ack", ack
-        live = Live(ws)
+        live = Live(ws, base)
         live._reader = asyncio.create_task(live._read())
         try:
             yield live
@@ -172,6 +186,16 @@ async def live_connection(base: str, token: str | None) -> AsyncIterator[Live]:
             live._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await live._reader
+
+
+async def open_subscriptions(base: str) -> float:
+    """The server's `recall_live_subscriptions` gauge (this process's, for an in-process one)."""
+    async with httpx.AsyncClient(base_url=base) as http:
+        text = (await http.get("/metrics")).text
+    for line in text.splitlines():
+        if line.startswith("recall_live_subscriptions "):
+            return float(line.split()[1])
+    return 0.0
 
 
 async def refused(base: str, payload: dict[str, Any]) -> tuple[int | None, str | None]:

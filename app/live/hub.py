@@ -27,6 +27,7 @@ import asyncpg
 from app.data.live_events import CHANNEL
 from app.db import connect
 from app.errors import LimitExceeded
+from app.observability.metrics import LIVE_SUBSCRIPTIONS
 
 _log = logging.getLogger("recall.live")
 
@@ -84,10 +85,16 @@ class Hub:
         self._count += 1
         self._per_token[token_key] += 1
         self._waiters[workspace_id].add(waiter)
+        listed = False
         try:
             await self._ensure_listening()
+            # Counted once it hears every commit: from then on nothing committed is missed.
+            LIVE_SUBSCRIPTIONS.inc()
+            listed = True
             yield waiter
         finally:
+            if listed:
+                LIVE_SUBSCRIPTIONS.dec()
             self._count -= 1
             self._per_token[token_key] -= 1
             if not self._per_token[token_key]:

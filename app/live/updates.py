@@ -167,9 +167,11 @@ async def updates(
     called before each batch is handed out with the reader of that wake-up and a fresh,
     lazily connected session for resolving the batch's fields (closed after the batch)."""
     workspace_id = reader.workspace_id
+    # The position first: whatever commits after it is read by the first round below, before
+    # the subscription ever waits, so nothing between the two is missed.
+    async with env.session() as db:
+        position = await _start_position(db, workspace_id, after)
     async with env.hub.subscribe(workspace_id, hash_token(token)) as waiter:
-        async with env.session() as db:
-            position = await _start_position(db, workspace_id, after)
         delivered: OrderedDict[int, None] = OrderedDict()
         while True:
             async with env.session() as db:

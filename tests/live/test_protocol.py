@@ -15,6 +15,7 @@ from tests.live_support import (
     SCOPE_MESSAGES,
     SEARCH_UPDATES,
     connector,
+    http_client,
     live_connection,
     live_server,
     refused,
@@ -37,9 +38,9 @@ async def test_a_bad_or_missing_token_closes_the_socket_with_4401(
 async def test_an_agent_or_connector_token_is_forbidden(acme: Acme) -> None:
     for token in (acme.tokens["helper"], acme.connector):
         async with live_connection(acme.base, token) as live:
-            sub = await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+            sub = await live.subscribe(SEARCH_UPDATES, {"query": "zebra"}, listening=False)
             assert await sub.error_codes() == ["FORBIDDEN"]
-            scope = await live.subscribe(SCOPE_MESSAGES, {"scopeId": "U2NvcGU6MQ"})
+            scope = await live.subscribe(SCOPE_MESSAGES, {"scopeId": "U2NvcGU6MQ"}, listening=False)
             assert await scope.error_codes() == ["FORBIDDEN"]
 
 
@@ -89,9 +90,13 @@ async def test_an_event_older_than_the_log_keeps_is_an_invalid_cursor(
         await asyncio.sleep(1.5)
         await c.apply(post("z2", "general", "bob", "zebra two"))
         await sub.next()
-        resumed = await live.subscribe(SEARCH_UPDATES, {"query": "zebra", "after": old})
+        resumed = await live.subscribe(
+            SEARCH_UPDATES, {"query": "zebra", "after": old}, listening=False
+        )
         assert await resumed.error_codes() == ["INVALID_CURSOR"]
-        forged = await live.subscribe(SEARCH_UPDATES, {"query": "zebra", "after": "abc"})
+        forged = await live.subscribe(
+            SEARCH_UPDATES, {"query": "zebra", "after": "abc"}, listening=False
+        )
         assert await forged.error_codes() == ["INVALID_CURSOR"]
 
 
@@ -107,7 +112,7 @@ async def test_subscriptions_per_token_are_limited(
     ):
         first = await one.subscribe(SEARCH_UPDATES, {"query": "zebra"})
         assert await first.quiet(0.5) == []
-        second = await two.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+        second = await two.subscribe(SEARCH_UPDATES, {"query": "zebra"}, listening=False)
         assert await second.error_codes() == ["LIMIT_EXCEEDED"]
 
 
@@ -158,9 +163,9 @@ async def test_scope_messages_of_a_conversation_the_viewer_may_not_read_is_refus
 ) -> None:
     ids = await _scope_ids(acme)
     async with live_connection(acme.base, acme.tokens["carol"]) as live:
-        sub = await live.subscribe(SCOPE_MESSAGES, {"scopeId": ids["secret"]})
+        sub = await live.subscribe(SCOPE_MESSAGES, {"scopeId": ids["secret"]}, listening=False)
         assert await sub.error_codes() == ["BAD_USER_INPUT"]
-        sub = await live.subscribe(SCOPE_MESSAGES, {"scopeId": "U2NvcGU6OTk5OTk5"})
+        sub = await live.subscribe(SCOPE_MESSAGES, {"scopeId": "U2NvcGU6OTk5OTk5"}, listening=False)
         assert await sub.error_codes() == ["BAD_USER_INPUT"]
 
 
@@ -172,3 +177,24 @@ async def _scope_ids(acme: Acme) -> dict[str, str]:
             "{ viewer { workspace { scopes { id key } } } }", token=acme.tokens["alice"]
         )
     return {s["key"]: s["id"] for s in data["viewer"]["workspace"]["scopes"]}
+
+
+async def test_a_subscription_is_limited_like_a_query(acme: Acme) -> None:
+    parents = "parent { " * 12 + "key" + " }" * 12
+    deep = (
+        'subscription { messageSearchUpdates(query: "zebra") {'
+        f" edge {{ node {{ scope {{ {parents} }} }} }} }} }}"
+    )
+    async with live_connection(acme.base, acme.tokens["alice"]) as live:
+        sub = await live.subscribe(deep, {}, listening=False)
+        assert await sub.error_codes() == ["QUERY_TOO_COMPLEX"]
+
+
+async def test_a_subscription_over_http_is_refused_cleanly(acme: Acme) -> None:
+    async with http_client(acme.base) as http:
+        result = await http.post(
+            'subscription { messageSearchUpdates(query: "zebra") { event } }',
+            token=acme.tokens["alice"],
+        )
+    assert result.status < 500, result.body
+    assert result.errors, result.body

@@ -39,7 +39,7 @@ _EVENT = (
 @strawberry.type(description="One update of a messageSearchUpdates subscription.")
 class MessageSearchUpdate:
     event: str = strawberry.field(description=_EVENT)
-    kind: UpdateKind
+    kind: UpdateKind = strawberry.field(description="What happened (see UpdateKind).")
     edge: MessageSearchEdge | None = strawberry.field(
         description="ADDED and EDITED: the hit, as messageSearch shows it (highlights, excerpt)."
     )
@@ -60,7 +60,7 @@ class MessageSearchUpdate:
 @strawberry.type(description="One update of a scopeMessages subscription.")
 class ScopeMessageUpdate:
     event: str = strawberry.field(description=_EVENT)
-    kind: UpdateKind
+    kind: UpdateKind = strawberry.field(description="What happened (see UpdateKind).")
     message: Message | None = strawberry.field(
         description="ADDED and EDITED: the message as the viewer may read it."
     )
