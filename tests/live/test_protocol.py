@@ -198,3 +198,16 @@ async def test_a_subscription_over_http_is_refused_cleanly(acme: Acme) -> None:
         )
     assert result.status < 500, result.body
     assert result.errors, result.body
+
+
+async def test_a_long_body_loads_through_the_batch_s_own_session(acme: Acme) -> None:
+    """A body longer than a hit's window is not in the admission statement's row: Message.body
+    loads it, authorized again, with the session made for that wake-up."""
+    long = "zebra " + "x" * 5000
+    async with live_connection(acme.base, acme.tokens["alice"]) as live:
+        general = (await _scope_ids(acme))["general"]
+        sub = await live.subscribe(SCOPE_MESSAGES, {"scopeId": general})
+        async with connector(acme.base, acme.connector) as c:
+            await c.apply(post("long", "general", "bob", long))
+        added = await sub.next()
+    assert added["message"]["body"] == long

@@ -52,7 +52,7 @@ async def test_an_edit_is_edited_and_an_edit_that_stops_matching_is_removed(acme
         assert (added["kind"], edited["kind"], removed["kind"]) == ("ADDED", "EDITED", "REMOVED")
         assert edited["edge"]["node"]["body"] == "a zebra, edited"
         assert removed["removedId"] == added["edge"]["node"]["id"] and removed["edge"] is None
-        assert added["event"] < edited["event"] or added["event"] != edited["event"]
+        assert added["event"] < edited["event"] < removed["event"]
 
 
 async def test_a_deleted_message_is_removed_for_its_readers_only(acme: Acme) -> None:
