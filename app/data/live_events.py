@@ -64,8 +64,10 @@ async def record(
 
 async def prune(db: Executor, retention_seconds: float) -> int:
     """Forget every workspace's events older than the retention (a resume from before them is
-    refused: app.live.updates), one workspace per statement. Returns how many went."""
-    workspaces = await db.fetch("select workspace_id from live_positions")
+    refused: app.live.updates), one workspace per statement. Returns how many went. The
+    workspaces are listed from workspace_keys, a reference table on Citus (one task, never a
+    fan-out); each delete is routed to its workspace's shard."""
+    workspaces = await db.fetch("select workspace_id from workspace_keys order by workspace_id")
     removed = 0
     for w in workspaces:
         status = await db.execute(

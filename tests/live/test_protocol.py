@@ -25,7 +25,11 @@ from tests.personas import load_personas
 
 @pytest.mark.parametrize(
     "payload",
-    [{}, {"Authorization": "Bearer rcm_nothing"}, {"Authorization": "Basic abc"}],
+    [
+        {},
+        {"Authorization": "Bearer rcm_w1.nothing"},
+        {"Authorization": "Basic abc"},
+    ],
     ids=["missing", "unknown", "not-bearer"],
 )
 async def test_a_bad_or_missing_token_closes_the_socket_with_4401(

@@ -205,6 +205,10 @@ class RecallTransportWS(BaseGraphQLTransportWSHandler[Any, None]):
             except RecallError:
                 await self.close(UNAVAILABLE, "the database is unavailable; try again shortly")
                 return
+            except Exception:
+                _log.exception("live: connection_init failed")
+                await self.close(UNAVAILABLE, "internal server error")
+                return
             if not known:
                 if self.connection_init_timeout_task:
                     self.connection_init_timeout_task.cancel()
