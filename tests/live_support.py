@@ -48,7 +48,12 @@ async def live_server(dsn: str, **env: Any) -> AsyncIterator[str]:
     settings = Settings(RECALL_TEXT_REMOVAL_INTERVAL=0, **env)
     port = free_port()
     config = uvicorn.Config(
-        create_app(settings, dsn), host="127.0.0.1", port=port, log_config=None, lifespan="on"
+        create_app(settings, dsn),
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -239,8 +239,11 @@ class RecallTransportWS(BaseGraphQLTransportWSHandler[Any, None]):
         with contextlib.suppress(Exception):
             async with asyncio.timeout(1):
                 await self.websocket.close(code=code, reason=reason)
+        # Every operation ends, the one that found the client too slow included (cancelled,
+        # it stops at its next await): its subscription leaves the hub and nothing more is
+        # produced for a socket that takes nothing.
         for operation in list(self.operations.values()):
-            if operation.task is not None and operation.task is not asyncio.current_task():
+            if operation.task is not None:
                 operation.task.cancel()
 
 
