@@ -83,7 +83,9 @@ class RecallGraphQL(GraphQL[Context, None]):
             # Only graphql-transport-ws: its connection_init is where the token is checked.
             subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
             connection_init_wait_timeout=CONNECTION_INIT_WAIT,
-            max_subscriptions_per_connection=settings.live_max_per_token,
+            # The hub counts subscriptions per token over all its connections, with a code
+            # (LIMIT_EXCEEDED); strawberry's own per-connection count would answer without one.
+            max_subscriptions_per_connection=None,
             allowed_origins=settings.cors_origin_list,
         )
         self.settings = settings

@@ -118,6 +118,9 @@ async def test_subscriptions_per_token_are_limited(
         assert await first.quiet(0.5) == []
         second = await two.subscribe(SEARCH_UPDATES, {"query": "zebra"}, listening=False)
         assert await second.error_codes() == ["LIMIT_EXCEEDED"]
+        # On the same connection too, with the same code.
+        third = await one.subscribe(SEARCH_UPDATES, {"query": "zebra"}, listening=False)
+        assert await third.error_codes() == ["LIMIT_EXCEEDED"]
 
 
 async def test_a_subscriber_too_far_behind_is_closed_with_4008(
