@@ -76,6 +76,9 @@ HISTORY_SEARCH = policy("historySearch", TokenKind.TURN)
 START_TURN = policy("startTurn", TokenKind.AGENT)
 POST_REPLY = policy("postReply", TokenKind.TURN)
 APPLY_CHANGES = policy("applyChanges", TokenKind.CONNECTOR)
+# Live push (docs/live.md): a person's open search and open conversation.
+MESSAGE_SEARCH_UPDATES = policy("messageSearchUpdates", TokenKind.MEMBER)
+SCOPE_MESSAGES = policy("scopeMessages", TokenKind.MEMBER)
 # MCP's read_conversation (app.mcp): the transcript around a message, for a person. Agents
 # read history only through a turn (search_history), whose destination decides what is shown.
 READ_CONVERSATION = policy("read_conversation", TokenKind.MEMBER)

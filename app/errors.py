@@ -54,5 +54,11 @@ class Timeout(RecallError):
     code = "TIMEOUT"
 
 
+class LimitExceeded(RecallError):
+    """Too many of something open at once (live subscriptions per token or per process)."""
+
+    code = "LIMIT_EXCEEDED"
+
+
 class UsageError(Exception):
     """A bad CLI argument or input file: one clear line on stderr, exit non-zero, no change."""

@@ -17,7 +17,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import scalars
@@ -25,6 +25,8 @@ from app.api.view import RecallGraphQL
 from app.changes.erasure_worker import finish_erasures
 from app.db import Pools, open_pools
 from app.errors import RecallError
+from app.live.hub import Hub
+from app.live.pruning import prune_live_log
 from app.mcp.http import metadata_routes as mcp_metadata_routes
 from app.mcp.server import http_app as mcp_http_app
 from app.message_search.keys import KeyRing
@@ -46,6 +48,8 @@ class State(TypedDict):
     pool: asyncpg.Pool
     pools: Pools
     keys: KeyRing
+    # The process's live push hub (app.live.hub): its LISTEN connection and subscribers.
+    hub: Hub
 
 
 def create_app(
@@ -80,7 +84,15 @@ def create_app(
         # Read now if the database answers; otherwise by the first request that needs them.
         with contextlib.suppress(RecallError):
             await keys.keys()
+        hub = Hub(
+            dsn,
+            max_per_token=settings.live_max_per_token,
+            max_per_process=settings.live_max_per_process,
+            poll_interval=settings.live_poll_interval,
+        )
         tasks = [asyncio.create_task(work()) for work in background]
+        # Every process prunes the live log (app.live.pruning); concurrent prunes are harmless.
+        tasks.append(asyncio.create_task(prune_live_log(pool, settings.live_retention)))
         if settings.text_removal_interval > 0:
             # Every process runs it; they take turns per workspace (app.changes.erasure_worker).
             tasks.append(asyncio.create_task(finish_erasures(pool, settings.text_removal_interval)))
@@ -88,8 +100,9 @@ def create_app(
             # /mcp (app.mcp): its tools use the same pools and keys; its SDK session manager
             # runs as long as the app.
             async with mcp.running(pools, keys):
-                yield {"pool": pool, "pools": pools, "keys": keys}
+                yield {"pool": pool, "pools": pools, "keys": keys, "hub": hub}
         finally:
+            await hub.close()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -155,6 +168,8 @@ def create_app(
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            # Subscriptions (docs/live.md): graphql-transport-ws on the same path.
+            WebSocketRoute("/graphql", graphql),
             # MCP over Streamable HTTP (docs/mcp.md): the SDK's app (which routes /mcp itself)
             # inside app.mcp.http's JSON-RPC framing, and /mcp's RFC 9728 metadata.
             Route("/mcp", mcp.app),

@@ -76,6 +76,18 @@ class Settings(BaseSettings):
     text_removal_interval: float = Field(
         default=5.0, alias="RECALL_TEXT_REMOVAL_INTERVAL", ge=0, le=3600
     )
+    # Live push (docs/live.md): open subscriptions per token and per process (past either,
+    # a new one is refused with LIMIT_EXCEEDED); how long the live log keeps events (an
+    # `after` older than that is INVALID_CURSOR); how often a subscription looks without a
+    # notification (token expiry, a lost LISTEN connection); how many events a subscriber may
+    # be behind the log's head, and how long one message may wait for a client to read it,
+    # before its connection is closed (4008).
+    live_max_per_token: int = Field(default=20, alias="RECALL_LIVE_MAX_PER_TOKEN", ge=1)
+    live_max_per_process: int = Field(default=5000, alias="RECALL_LIVE_MAX_PER_PROCESS", ge=1)
+    live_retention: float = Field(default=86400.0, alias="RECALL_LIVE_RETENTION", gt=0)
+    live_poll_interval: float = Field(default=15.0, alias="RECALL_LIVE_POLL_INTERVAL", gt=0)
+    live_max_backlog: int = Field(default=10000, alias="RECALL_LIVE_MAX_BACKLOG", ge=1)
+    live_send_timeout: float = Field(default=10.0, alias="RECALL_LIVE_SEND_TIMEOUT", gt=0)
     # The token `recall mcp` acts as (docs/mcp.md); no other command uses it.
     mcp_token: SecretStr | None = Field(default=None, alias="RECALL_TOKEN")
     # The OTEL_* variables, read with the rest. A private attribute, not a field: a field

@@ -468,6 +468,21 @@ CREATE TABLE public.identity_links (
     CONSTRAINT identity_links_revoked_via_check CHECK ((revoked_via = ANY (ARRAY['member'::text, 'connector'::text, 'deactivation'::text])))
 );
 
+CREATE TABLE public.live_events (
+    workspace_id bigint NOT NULL,
+    "position" bigint NOT NULL,
+    message_id bigint,
+    kind text NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT live_events_check CHECK (((kind = 'access'::text) = (message_id IS NULL))),
+    CONSTRAINT live_events_kind_check CHECK ((kind = ANY (ARRAY['post'::text, 'edit'::text, 'delete'::text, 'access'::text])))
+);
+
+CREATE TABLE public.live_positions (
+    workspace_id bigint NOT NULL,
+    "position" bigint DEFAULT 0 NOT NULL
+);
+
 CREATE TABLE public.memories (
     workspace_id bigint NOT NULL,
     id bigint DEFAULT nextval('public.recall_ids'::regclass) NOT NULL,
@@ -700,6 +715,12 @@ ALTER TABLE ONLY public.identity_link_codes
 ALTER TABLE ONLY public.identity_links
     ADD CONSTRAINT identity_links_pkey PRIMARY KEY (workspace_id, id);
 
+ALTER TABLE ONLY public.live_events
+    ADD CONSTRAINT live_events_pkey PRIMARY KEY (workspace_id, "position");
+
+ALTER TABLE ONLY public.live_positions
+    ADD CONSTRAINT live_positions_pkey PRIMARY KEY (workspace_id);
+
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_pkey PRIMARY KEY (workspace_id, id);
 
@@ -909,6 +930,12 @@ ALTER TABLE ONLY public.identity_links
 
 ALTER TABLE ONLY public.identity_links
     ADD CONSTRAINT identity_links_workspace_id_revoked_by_fkey FOREIGN KEY (workspace_id, revoked_by) REFERENCES public.actors(workspace_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.live_events
+    ADD CONSTRAINT live_events_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.live_positions
+    ADD CONSTRAINT live_positions_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_workspace_id_audience_id_fkey FOREIGN KEY (workspace_id, audience_id) REFERENCES public.audiences(workspace_id, id);

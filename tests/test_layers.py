@@ -34,6 +34,7 @@ LAYERS = {
     "app.web": 3,
     "app.mcp": 3,
     "app.request": 2,
+    "app.live": 2,
     "app.access": 2,
     "app.message_search": 2,
     "app.history_search": 2,

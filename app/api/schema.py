@@ -19,12 +19,14 @@ from app.api.history_search.types import Turn
 from app.api.identity.schema import IdentityMutation, IdentityQuery
 from app.api.identity.types import IdentityLink, Member
 from app.api.limits import RequestLimits
+from app.api.live.schema import LiveSubscription
 from app.api.message_search.schema import MessageSearchQuery
 from app.api.viewer.schema import CoreQuery
 
 # Each API area contributes its root fields here.
 QUERY_PARTS: tuple[type, ...] = (CoreQuery, MessageSearchQuery, HistoryQuery, IdentityQuery)
 MUTATION_PARTS: tuple[type, ...] = (HistoryMutation, ChangesMutation, IdentityMutation)
+SUBSCRIPTION_PARTS: tuple[type, ...] = (LiveSubscription,)
 
 
 def _root(name: str, parts: tuple[type, ...], description: str) -> type:
@@ -46,6 +48,13 @@ Mutation = _root(
     "Writes: agent turns and replies (agent and turn tokens) and connector changes "
     "(connector tokens), and linking a person's identities (member tokens).",
 )
+Subscription = _root(
+    "Subscription",
+    SUBSCRIPTION_PARTS,
+    "Live push (docs/live.md): over WebSocket at /graphql, the graphql-transport-ws "
+    'subprotocol, with {"Authorization": "Bearer TOKEN"} as connection_init\'s payload. '
+    "Member tokens.",
+)
 
 
 class RecallSchema(strawberry.Schema):
@@ -60,6 +69,7 @@ schema = RecallSchema(
     # Leaf fields that are only an attribute skip graphql-core's per-field machinery.
     execution_context_class=RecallExecutionContext,
     mutation=Mutation,
+    subscription=Subscription,
     types=[Workspace, Scope, Member, Agent, Message, Turn, IdentityLink],
     extensions=[
         lambda: MaxTokensLimiter(max_token_count=4000),

@@ -22,11 +22,14 @@ from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
 from app.api.context import Context
+from app.api.live.transport import CONNECTION_INIT_WAIT, LiveContext, RecallTransportWS
 from app.api.schema import schema
 from app.data.readers import reader_for_token
 from app.db import Pools
@@ -70,11 +73,34 @@ def _error_body(message: str, code: str) -> dict[str, Any]:
 
 
 class RecallGraphQL(GraphQL[Context, None]):
+    graphql_transport_ws_handler_class = RecallTransportWS
+
     def __init__(self, settings: Settings) -> None:
-        super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
+        super().__init__(
+            schema,
+            graphql_ide="graphiql",
+            allow_queries_via_get=True,
+            # Only graphql-transport-ws: its connection_init is where the token is checked.
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=CONNECTION_INIT_WAIT,
+            # The hub counts subscriptions per token over all its connections, with a code
+            # (LIMIT_EXCEEDED); strawberry's own per-connection count would answer without one.
+            max_subscriptions_per_connection=None,
+            allowed_origins=settings.cors_origin_list,
+        )
         self.settings = settings
 
+    async def get_context(self, request: Any, response: Any) -> Any:
+        """A WebSocket connection's context (app.api.live.transport); HTTP requests build
+        theirs in _handle."""
+        state = request.state
+        return LiveContext(self.settings, state.pools, state.keys, state.hub)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            # Subscriptions (app.api.live.transport): authenticated in connection_init.
+            await self.run(WebSocket(scope, receive=receive, send=send))
+            return
         if scope["type"] != "http":
             await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
             return

@@ -37,7 +37,16 @@ from app.changes.model import (
     UpsertAgent,
     UpsertMember,
 )
-from app.data import actors, deletions, identity_links, lineage, memories, message_writes, scopes
+from app.data import (
+    actors,
+    deletions,
+    identity_links,
+    lineage,
+    live_events,
+    memories,
+    message_writes,
+    scopes,
+)
 from app.data.actors import ActorState
 from app.data.audiences import AudienceSpec, audience_id, conversation_audiences, follows_membership
 from app.data.executor import Executor
@@ -91,6 +100,8 @@ async def apply_changes(db: Executor, workspace_id: int, changes: Sequence[Chang
         i += 1
     if applier.lineage_forgotten:
         await lineage.cache_missing_summaries(db, workspace_id)
+    # Last, so the live log's position lock is held only until the commit (app.data.live_events).
+    await live_events.record(db, workspace_id, applier.live)
     return result
 
 
@@ -102,6 +113,13 @@ class _Applier:
         self.lineage_forgotten = False
         # Namespace ids by name, as this batch resolved (or created) them.
         self.namespaces: dict[str, int] = {}
+        # What live subscribers hear of this batch (docs/live.md): ids and kinds, in order.
+        self.live: list[tuple[int | None, str]] = []
+
+    def access_changed(self) -> None:
+        """Who may read what changed: subscribers recheck what they delivered."""
+        if not self.live or self.live[-1] != (None, live_events.ACCESS):
+            self.live.append((None, live_events.ACCESS))
 
     # Each handler returns False for "unchanged", True (or a count) for "applied".
 
@@ -180,6 +198,7 @@ class _Applier:
             return False
         await actors.deactivate_member(self.db, self.ws.id, member.id)
         await identity_links.revoke_member_links(self.db, self.ws.id, member.id, "deactivation")
+        self.access_changed()
         return True
 
     async def _revoke_identity_links(self, c: RevokeIdentityLinks) -> bool:
@@ -187,6 +206,8 @@ class _Applier:
         revoked = await identity_links.revoke_member_links(
             self.db, self.ws.id, member.id, "connector"
         )
+        if revoked:
+            self.access_changed()
         return revoked > 0
 
     async def _upsert_agent(self, c: UpsertAgent) -> bool:
@@ -352,6 +373,7 @@ class _Applier:
         )
         if removed and any(a.kind == "member" for a in found.values()):
             await self._follow_membership(scope)
+            self.access_changed()
         return removed > 0
 
     async def _make_scope_private(self, c: MakeScopePrivate) -> bool:
@@ -380,6 +402,7 @@ class _Applier:
         )
         if await scopes.narrow_history(self.db, self.ws.id, scope.id, audience):
             self.lineage_forgotten = True
+        self.access_changed()
         return True
 
     async def _conversation(self, key: str) -> ScopeState:
@@ -524,6 +547,7 @@ class _Applier:
             )
         if written:
             await message_writes.insert_messages(self.db, ws, written, self.last_global_seq)
+            self.live += [(m.id, live_events.POST) for m in written]
         return [m.key for m in written]
 
     def _sources(
@@ -552,6 +576,7 @@ class _Applier:
         if message.deleted or message.body == c.body:
             return False
         await message_writes.edit_message(self.db, self.ws.id, message.id, c.body)
+        self.live.append((message.id, live_events.EDIT))
         return True
 
     # Deletions hide the messages in this transaction; their text goes right after it
@@ -561,13 +586,19 @@ class _Applier:
         message = await self._message(c.key)
         if message.deleted:
             return False
-        return await deletions.hide_messages(self.db, self.ws.id, [message.id]) > 0
+        if not await deletions.hide_messages(self.db, self.ws.id, [message.id]):
+            return False
+        self.live.append((message.id, live_events.DELETE))
+        return True
 
     async def _erase_member_messages(self, c: EraseMemberMessages) -> bool | int:
         found = (await actors.actors_by_keys(self.db, self.ws.id, [c.key])).get(c.key)
         if found is None or found.kind != "member":
             raise _Reject(f"unknown member '{_short(c.key)}'")
         erased = await deletions.hide_authored_by(self.db, self.ws.id, found.id)
+        if erased:
+            # Possibly thousands: one recheck of what each subscriber delivered, not a row each.
+            self.access_changed()
         return erased if erased else False
 
     async def _message(self, key: str) -> MessageState:

@@ -280,6 +280,19 @@ def eligible(m: str, allowed: str = _ALLOWED_AUDIENCES, *, complete: bool = Fals
     )
 
 
+def eligible_unless_deleted(
+    m: str, allowed: str = _ALLOWED_AUDIENCES, *, complete: bool = False
+) -> str:
+    """eligible() with the deletion set aside: the message would be eligible had it not been
+    deleted (its evidence, audience and lineage allow it). Live push (app.data.live_admission)
+    tells exactly these readers that a deleted message is gone, by its id alone; it is never a
+    reason to show anything."""
+    return (
+        f"({m}.evidence and {audience_allows(m, allowed)}"
+        f" and {lineage_allows(m, allowed, complete=complete)})"
+    )
+
+
 def in_perspective(scope_id_expr: str, agent_param: str) -> str:
     """An agent's perspective: only scopes it is a member of (a thread: its parent's members)."""
     return (

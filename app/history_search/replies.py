@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app import access
-from app.data import replies, turns
+from app.data import live_events, replies, turns
 from app.data.readers import Reader
 from app.data.rows import MessageRow
 from app.data.session import Session
@@ -90,6 +90,8 @@ async def post_reply(
                 await replies.remember_reply(
                     db, workspace_id, turn.id, client_mutation_id, reply.message.id
                 )
+            # Last, so the live log's position lock is held only until the commit.
+            await live_events.record(db, workspace_id, [(reply.message.id, live_events.POST)])
     except _Withheld as withheld:
         return ReplyOutcome(False, None, str(withheld))
     return ReplyOutcome(True, reply.message, None)

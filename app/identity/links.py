@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app import access
-from app.data import directory, identity_links
+from app.data import directory, identity_links, live_events
 from app.data.executor import Executor, Transactional
 from app.data.identity_links import LinkRow, MemberRow
 from app.data.readers import Reader
@@ -182,6 +182,9 @@ async def revoke(db: Transactional, reader: Reader, link_id: int | None) -> Link
     workspace_id, member_id = reader.workspace_id, reader.actor_id
     async with db.transaction():
         link = await identity_links.revoke_own_link(db, workspace_id, member_id, link_id)
+        if link is not None:
+            # What the link opened closes: live subscribers recheck what they delivered.
+            await live_events.record(db, workspace_id, [(None, live_events.ACCESS)])
         if link is None:
             link = await identity_links.own_link(db, workspace_id, member_id, link_id)
         if link is None:

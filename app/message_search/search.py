@@ -29,6 +29,7 @@ from app.data.message_search.inputs import (
     CandidateQuery,
     ScopeCondition,
 )
+from app.data.message_search.rows import PageHit
 from app.data.message_search.statement import search_page
 from app.data.readers import Reader
 from app.data.rows import MessageRow
@@ -108,20 +109,30 @@ class MessageSearchResult:
     until: datetime | None = None
 
 
-async def message_search(
-    db: Session,
-    reader: Reader,
-    request: MessageSearchRequest,
-    *,
-    keys: Keys,
-    remember: Callable[[MessageRow], None] | None = None,
-) -> MessageSearchResult:
+@dataclass(frozen=True, slots=True)
+class BoundSearch:
+    """A messageSearch request checked and parsed, before anything is read: its words, its
+    operators as typed, its filters and the binding its cursors are sealed to."""
+
+    parsed: ParsedQuery
+    operators: Sequence[Operator]
+    normalized: str
+    filters: dict[str, Any]
+    bound_to: str
+    scope: ScopeCondition | None
+    author: AuthorCondition | None
+    since: datetime | None
+    until: datetime | None
+    zone: Any
+
+
+def bind_search(reader: Reader, request: MessageSearchRequest) -> BoundSearch:
+    """The request's checks and parsing (BAD_USER_INPUT before anything is read); also what
+    live push (app.live) subscribes with, so a subscription reads its query exactly as a
+    search does."""
     access.MESSAGE_SEARCH.check(reader)
     if reader.destination is None:
         raise Forbidden("messageSearch needs a member token")
-    first = request.first
-    if not 1 <= first <= MAX_FIRST:
-        raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
     since, until = utc_bound("since", request.since), utc_bound("until", request.until)
     if since is not None and until is not None and since >= until:
         raise BadUserInput("since must be earlier than until")
@@ -152,7 +163,77 @@ async def message_search(
         filters["until"] = until.isoformat()
     if request.time_zone != "UTC":
         filters["time_zone"] = request.time_zone
-    bound_to = binding(normalized, filters)
+    return BoundSearch(
+        parsed=parsed,
+        operators=parts.operators,
+        normalized=normalized,
+        filters=filters,
+        bound_to=binding(normalized, filters),
+        scope=scope,
+        author=author,
+        since=since,
+        until=until,
+        zone=zone,
+    )
+
+
+async def candidate_query(
+    db: Session, reader: Reader, bound: BoundSearch
+) -> tuple[CandidateQuery, CompiledOperators]:
+    """What the scan looks for: the operators resolved for this reader (names to ids, dates
+    to bounds) and intersected with the arguments' bounds."""
+    assert reader.destination is not None  # bind_search checked it
+    compiled = await compile_operators(db, reader, bound.operators, bound.zone)
+    since, until = intersect((bound.since, compiled.since), (bound.until, compiled.until))
+    return (
+        CandidateQuery(
+            reader.destination.params(),
+            bound.parsed.include,
+            bound.parsed.exclude,
+            scope=bound.scope,
+            author=bound.author,
+            authors=compiled.authors,
+            scopes=compiled.scopes,
+            since=since,
+            until=until,
+            lineage_complete=reader.lineage_complete,
+            viewer=reader,
+        ),
+        compiled,
+    )
+
+
+def hit_of(
+    h: PageHit, message: MessageRow, bound: BoundSearch, keys: Keys, reader: Reader
+) -> MessageHit:
+    """A hit as a client sees it: its cursor, its highlights and its excerpt."""
+    in_window = highlight_ranges(h.window, h.marked, bound.parsed.include)
+    return MessageHit(
+        cursor=encode_cursor(
+            position_of(h.candidate), bound.bound_to, keys.cursors, reader.cursor_context
+        ),
+        message=message,
+        highlights=[(h.window_start + s, h.window_start + e) for s, e in in_window],
+        excerpt=excerpt_of(
+            h.window, h.window_start, in_window, window_is_body=message.body_complete
+        ),
+    )
+
+
+async def message_search(
+    db: Session,
+    reader: Reader,
+    request: MessageSearchRequest,
+    *,
+    keys: Keys,
+    remember: Callable[[MessageRow], None] | None = None,
+) -> MessageSearchResult:
+    access.MESSAGE_SEARCH.check(reader)
+    first = request.first
+    if reader.destination is not None and not 1 <= first <= MAX_FIRST:
+        raise BadUserInput(f"first must be between 1 and {MAX_FIRST}")
+    bound = bind_search(reader, request)
+    bound_to = bound.bound_to
     sealer, sealed_for = keys.cursors, reader.cursor_context
     start = (
         decode_cursor(request.after, bound_to, sealer, sealed_for)
@@ -161,26 +242,14 @@ async def message_search(
     )
 
     ensure_read_ready(reader.search_ready)
-    compiled = await compile_operators(db, reader, parts.operators, zone)
-    since, until = intersect((since, compiled.since), (until, compiled.until))
+    query, compiled = await candidate_query(db, reader, bound)
+    since, until = query.since, query.until
     budget = budget_for(first)
     # One statement: the scan, the page, and the page's messages and highlights; then the
     # page's audit row. A failed audit write fails the search (nothing is shown).
     found = await search_page(
         db,
-        CandidateQuery(
-            reader.destination.params(),
-            parsed.include,
-            parsed.exclude,
-            scope=scope,
-            author=author,
-            authors=compiled.authors,
-            scopes=compiled.scopes,
-            since=since,
-            until=until,
-            lineage_complete=reader.lineage_complete,
-            viewer=reader,
-        ),
+        query,
         after=After(start.global_seq, start.scope_id, start.seq, start.message_id)
         if start
         else None,
@@ -190,14 +259,14 @@ async def message_search(
             surface="message_search",
             actor_id=reader.actor_id,
             turn_id=None,
-            query_digest=query_digest(keys.master_key, normalized),
+            query_digest=query_digest(keys.master_key, bound.normalized),
             filters={
-                **filters,
+                **bound.filters,
                 **_audited_bounds(since, until, compiled),
                 "first": first,
                 "continued": start is not None,
             },
-            destination=reader.destination.describe(),
+            destination=reader.destination.describe() if reader.destination else {},
         ),
     )
     page = page_decided(found, budget)
@@ -209,17 +278,7 @@ async def message_search(
             continue
         if remember is not None and h.message.body_complete:
             remember(h.message)
-        in_window = highlight_ranges(h.window, h.marked, parsed.include)
-        hits.append(
-            MessageHit(
-                cursor=encode_cursor(position_of(h.candidate), bound_to, sealer, sealed_for),
-                message=h.message,
-                highlights=[(h.window_start + s, h.window_start + e) for s, e in in_window],
-                excerpt=excerpt_of(
-                    h.window, h.window_start, in_window, window_is_body=h.message.body_complete
-                ),
-            )
-        )
+        hits.append(hit_of(h, h.message, bound, keys, reader))
     return MessageSearchResult(
         hits=hits,
         has_next_page=page.has_next_page,
@@ -227,7 +286,7 @@ async def message_search(
         if page.end is not None
         else None,
         budget_exhausted=page.budget_exhausted,
-        text=parsed.normalized,
+        text=bound.parsed.normalized,
         operators=compiled,
         since=since,
         until=until,

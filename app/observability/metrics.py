@@ -58,6 +58,11 @@ POOL_WAITING = Gauge(
     "Requests waiting for a pooled database connection",
     registry=REGISTRY,
 )
+LIVE_SUBSCRIPTIONS = Gauge(
+    "recall_live_subscriptions",
+    "Open live subscriptions (GraphQL subscriptions, docs/live.md) of this process",
+    registry=REGISTRY,
+)
 CHANGES = Counter(
     "recall_changes_applied",
     "Live changes through the applier (applyChanges, recall apply), by result",

@@ -25,7 +25,7 @@ from app.api.policies import Page, guarded
 from app.message_search.search import DEFAULT_FIRST, MAX_FIRST, AuthorRequest
 
 # The domain's name of each kind.
-_AUTHOR_KIND = {
+AUTHOR_KIND = {
     AuthorKind.MEMBER: "member",
     AuthorKind.AGENT: "agent",
     AuthorKind.MEMBER_AGENTS: "member_agents",
@@ -111,7 +111,7 @@ class MessageSearchQuery:
                 info,
                 query,
                 scope_id,
-                AuthorRequest(_AUTHOR_KIND[author.kind], decoded(author.id)) if author else None,
+                AuthorRequest(AUTHOR_KIND[author.kind], decoded(author.id)) if author else None,
                 since,
                 until,
                 DEFAULT_FIRST if first is None else first,

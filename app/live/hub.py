@@ -1,0 +1,163 @@
+"""One process's end of live push: one LISTEN connection, the subscribers it wakes, the limits.
+
+Writers NOTIFY `recall_live` with `workspace:position` when they commit (app.data.live_events);
+every server process (every worker of `recall serve --workers N`, on every host) listens on
+one connection of its own and wakes its subscribers of that workspace. A wake-up carries no
+data: each subscriber reads the log itself and decides every event in SQL for its reader
+(app.live.updates). A notification lost with a dropped connection costs only latency: the
+connection is opened again and every subscriber woken, and each also looks on its own every
+`poll_interval` seconds.
+
+Limits (docs/live.md): at most `max_per_token` open subscriptions per token and
+`max_per_process` per process; past either, a new one is refused with LIMIT_EXCEEDED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import asyncpg
+
+from app.data.live_events import CHANNEL
+from app.db import connect
+from app.errors import LimitExceeded
+from app.observability.metrics import LIVE_SUBSCRIPTIONS
+
+_log = logging.getLogger("recall.live")
+
+# Between two attempts to open the LISTEN connection again.
+_RECONNECT_DELAY = 1.0
+
+
+@dataclass(eq=False)
+class Waiter:
+    """One subscription's doorbell."""
+
+    workspace_id: int
+    token_key: bytes
+    bell: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait(self, seconds: float) -> None:
+        """Until woken or `seconds` passed; the bell is reset for the next wake-up."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.bell.wait(), seconds)
+        self.bell.clear()
+
+
+class Hub:
+    def __init__(
+        self, dsn: str, *, max_per_token: int, max_per_process: int, poll_interval: float
+    ) -> None:
+        self._dsn = dsn
+        self.max_per_token = max_per_token
+        self.max_per_process = max_per_process
+        self.poll_interval = poll_interval
+        self._waiters: dict[int, set[Waiter]] = defaultdict(set)
+        self._per_token: dict[bytes, int] = defaultdict(int)
+        self._count = 0
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+
+    @property
+    def open_subscriptions(self) -> int:
+        return self._count
+
+    @asynccontextmanager
+    async def subscribe(self, workspace_id: int, token_key: bytes) -> AsyncIterator[Waiter]:
+        """A doorbell rung at each commit to the workspace's live log, while the block runs;
+        LimitExceeded when the token or the process has as many open as it may."""
+        if self._count >= self.max_per_process:
+            raise LimitExceeded(
+                f"this server has {self._count} open subscriptions, its limit; try again later"
+            )
+        if self._per_token[token_key] >= self.max_per_token:
+            raise LimitExceeded(
+                f"this token has {self.max_per_token} open subscriptions, its limit;"
+                " complete one first"
+            )
+        waiter = Waiter(workspace_id, token_key)
+        self._count += 1
+        self._per_token[token_key] += 1
+        self._waiters[workspace_id].add(waiter)
+        listed = False
+        try:
+            await self._ensure_listening()
+            # Counted once it hears every commit: from then on nothing committed is missed.
+            LIVE_SUBSCRIPTIONS.inc()
+            listed = True
+            yield waiter
+        finally:
+            if listed:
+                LIVE_SUBSCRIPTIONS.dec()
+            self._count -= 1
+            self._per_token[token_key] -= 1
+            if not self._per_token[token_key]:
+                del self._per_token[token_key]
+            self._waiters[workspace_id].discard(waiter)
+            if not self._waiters[workspace_id]:
+                del self._waiters[workspace_id]
+
+    async def _ensure_listening(self) -> None:
+        """Start the LISTEN connection with the first subscription, and wait (briefly) until it
+        listens, so a commit right after a subscription starts rings its bell."""
+        if self._listener is None or self._listener.done():
+            self._listening.clear()
+            self._listener = asyncio.create_task(self._listen())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._listening.wait(), 5)
+
+    def _ring(self, workspace_id: int | None) -> None:
+        groups = (
+            self._waiters.values()
+            if workspace_id is None
+            else [self._waiters.get(workspace_id, set())]
+        )
+        for waiters in groups:
+            for w in waiters:
+                w.bell.set()
+
+    def _on_notification(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        workspace, _, _position = str(payload).partition(":")
+        if workspace.isdigit():
+            self._ring(int(workspace))
+
+    async def _listen(self) -> None:
+        while True:
+            conn: asyncpg.Connection | None = None
+            try:
+                conn = await connect(self._dsn)
+                closed = asyncio.Event()
+                conn.add_termination_listener(_setter(closed))
+                await conn.add_listener(CHANNEL, self._on_notification)
+                self._listening.set()
+                # What was committed while nobody listened: everyone looks again.
+                self._ring(None)
+                await closed.wait()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # any failure: listen again shortly
+                _log.warning("live: LISTEN connection failed (%s); retrying", type(e).__name__)
+            finally:
+                if conn is not None and not conn.is_closed():
+                    with contextlib.suppress(Exception):
+                        await conn.close()
+            self._listening.clear()
+            self._ring(None)
+            await asyncio.sleep(_RECONNECT_DELAY)
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+            self._listener = None
+
+
+def _setter(event: asyncio.Event) -> Callable[[object], None]:
+    return lambda _conn: event.set()
