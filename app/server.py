@@ -89,6 +89,8 @@ def create_app(
             max_per_token=settings.live_max_per_token,
             max_per_process=settings.live_max_per_process,
             poll_interval=settings.live_poll_interval,
+            # Half the pool at most for subscribers' reads: requests keep the other half.
+            database_share=max(1, settings.pool_max_size // 2),
         )
         tasks = [asyncio.create_task(work()) for work in background]
         # Every process prunes the live log (app.live.pruning); concurrent prunes are harmless.

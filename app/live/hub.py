@@ -52,12 +52,23 @@ class Waiter:
 
 class Hub:
     def __init__(
-        self, dsn: str, *, max_per_token: int, max_per_process: int, poll_interval: float
+        self,
+        dsn: str,
+        *,
+        max_per_token: int,
+        max_per_process: int,
+        poll_interval: float,
+        database_share: int,
     ) -> None:
         self._dsn = dsn
         self.max_per_token = max_per_token
         self.max_per_process = max_per_process
         self.poll_interval = poll_interval
+        # How many subscribers may read the database at once: one commit wakes every
+        # subscriber of the workspace, and a thousand of them taking the pool's connections
+        # left none for requests (searches and the connector's own batches answered 503 after
+        # the acquire timeout: bench.live_push). The rest of the pool stays the requests'.
+        self._database = asyncio.Semaphore(database_share)
         self._waiters: dict[int, set[Waiter]] = defaultdict(set)
         self._per_token: dict[bytes, int] = defaultdict(int)
         self._count = 0
@@ -67,6 +78,12 @@ class Hub:
     @property
     def open_subscriptions(self) -> int:
         return self._count
+
+    @asynccontextmanager
+    async def database_turn(self) -> AsyncIterator[None]:
+        """One subscriber's reads of a wake-up, in turn with the process's other subscribers."""
+        async with self._database:
+            yield
 
     @asynccontextmanager
     async def subscribe(self, workspace_id: int, token_key: bytes) -> AsyncIterator[Waiter]:

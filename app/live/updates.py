@@ -167,12 +167,12 @@ async def updates(
     workspace_id = reader.workspace_id
     # The position first: whatever commits after it is read by the first round below, before
     # the subscription ever waits, so nothing between the two is missed.
-    async with env.session() as db:
+    async with env.hub.database_turn(), env.session() as db:
         position = await _start_position(db, workspace_id, after)
     async with env.hub.subscribe(workspace_id, hash_token(token)) as waiter:
         delivered: OrderedDict[int, None] = OrderedDict()
         while True:
-            async with env.session() as db:
+            async with env.hub.database_turn(), env.session() as db:
                 current = await reader_for_token(db, token)
                 if current is None or current.destination is None:
                     raise Unauthenticated(
