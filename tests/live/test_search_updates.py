@@ -133,3 +133,16 @@ async def test_a_revoked_token_ends_the_subscription(acme: Acme, db: asyncpg.Con
         await db.execute("update tokens set revoked_at = now() where revoked_at is null")
         # No write needed: the subscription looks on its own (RECALL_LIVE_POLL_INTERVAL).
         assert await sub.error_codes() == ["UNAUTHENTICATED"]
+
+
+async def test_erasing_a_member_s_messages_removes_what_was_delivered(acme: Acme) -> None:
+    async with live_connection(acme.base, acme.tokens["alice"]) as live:
+        sub = await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+        async with connector(acme.base, acme.connector) as c:
+            await c.apply(post("z-bob", "general", "bob", "a zebra bob wrote"))
+            added = await sub.next()
+            await c.apply(keyed("eraseMemberMessages", "bob"))
+            removed = await sub.next()
+        assert (added["kind"], removed["kind"]) == ("ADDED", "REMOVED")
+        assert removed["removedId"] == added["edge"]["node"]["id"]
+        assert await sub.quiet() == []
