@@ -259,7 +259,7 @@ async def _one_server(
     dsn: str, processes: int, args: argparse.Namespace, setup: dict[str, Any], start: int
 ) -> tuple[dict[str, Any], int]:
     port = free_port()
-    proc = await serve(dsn, port, workers=processes)
+    proc = await serve(dsn, port, workers=processes, log=args.server_log)
     pids = serving_pids(proc)
     result: dict[str, Any] = {"processes": processes}
     try:
@@ -354,9 +354,23 @@ async def _one_server(
             f"idle {idle.search_p50_ms}, writes {writes.search_p50_ms}, live {live.search_p50_ms}"
         )
     finally:
-        proc.terminate()
-        await proc.wait()
+        result["stop_seconds"] = await _stop(proc)
     return result, start
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> float | None:
+    """SIGTERM, and how long the server took to exit (None: it did not within 30 s, and was
+    killed): a server must stop promptly with subscribers open or just closed."""
+    began = time.perf_counter()
+    proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), 30)
+    except TimeoutError:
+        say("the server did not exit within 30 s of SIGTERM: killed")
+        proc.kill()
+        await proc.wait()
+        return None
+    return round(time.perf_counter() - began, 2)
 
 
 async def _setup(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -427,6 +441,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--batch", type=int, default=50, help="posts per applyChanges request")
     p.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     p.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--server-log", type=Path, help="append the servers' logs (stderr) here")
     p.add_argument(
         "--smoke",
         action="store_true",
@@ -444,6 +459,10 @@ def main(argv: list[str] | None = None) -> None:
     failed = [r for r in result["runs"] if r["delivered_events"] < r["expected_events"]]
     if failed:
         say(f"FAILED: events missing in {len(failed)} run(s)")
+    hung = [r for r in result["runs"] if r["stop_seconds"] is None]
+    if hung:
+        say(f"FAILED: {len(hung)} server(s) did not exit within 30 s of SIGTERM")
+    if failed or hung:
         raise SystemExit(1)
 
 

@@ -4,6 +4,7 @@ of another (PostgreSQL NOTIFY carries ids only; each process decides in SQL)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import asyncpg
 
 from app.data.tokens import issue_connector_token
 from tests.changes_support import post
-from tests.live_support import SEARCH_UPDATES, connector, live_connection
+from tests.live_support import SEARCH_UPDATES, connector, live_connection, open_subscriptions
 from tests.personas import load_personas
 from tests.servers import start_serve, wait_ready
 
@@ -52,3 +53,43 @@ async def test_a_write_through_one_process_reaches_a_subscriber_of_another(
         for i, (proc, _) in enumerate(servers, 1):
             code = await asyncio.wait_for(proc.wait(), 30)
             assert code == 0, (tmp_path / f"server{i}.log").read_text()
+
+
+async def test_a_server_with_open_subscriptions_stops_promptly_on_sigterm(
+    dsn: str, db: asyncpg.Connection, issue_token: Any, tmp_path: Path
+) -> None:
+    """An orchestrator's SIGTERM must not wait on subscribers: uvicorn waits for every open
+    connection's task, so a subscription that never ends would keep the process alive until it
+    is killed. The sockets are closed for the clients (they reconnect elsewhere, with `after`)."""
+    await load_personas(db)
+    tokens = [await issue_token("member", "acme", who) for who in ("alice", "bob", "carol")]
+    log = tmp_path / "server.log"
+    proc, base = await start_serve(dsn, log, env={"RECALL_POOL_MIN": "1"})
+    try:
+        await wait_ready(proc, base, log, 60)
+        async with contextlib.AsyncExitStack() as stack:
+            lives = [
+                await stack.enter_async_context(live_connection(base, t))
+                for t in tokens
+                for _ in range(4)
+            ]
+            for live in lives:
+                await live.subscribe(SEARCH_UPDATES, {"query": "zebra"}, listening=False)
+                await live.subscribe(SEARCH_UPDATES, {"query": "roadmap"}, listening=False)
+            for _ in range(200):
+                if await open_subscriptions(base) >= 2 * len(lives):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the subscriptions did not start listening")
+            proc.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(proc.wait(), 10)
+            assert code == 0, log.read_text()
+            # Every client was told: its socket is closed, not left hanging.
+            for live in lives:
+                await asyncio.wait_for(live.ws.wait_closed(), 5)
+                assert live.close_code is not None
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
