@@ -91,6 +91,8 @@ def create_app(
             poll_interval=settings.live_poll_interval,
             # Half the pool at most for subscribers' reads: requests keep the other half.
             database_share=max(1, settings.pool_max_size // 2),
+            # Every subscriber not too far behind to go on is served from the shared feed.
+            feed_keep=settings.live_max_backlog,
         )
         tasks = [asyncio.create_task(work()) for work in background]
         # Every process prunes the live log (app.live.pruning); concurrent prunes are harmless.

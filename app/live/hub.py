@@ -27,6 +27,7 @@ import asyncpg
 from app.data.live_events import CHANNEL
 from app.db import connect
 from app.errors import LimitExceeded
+from app.live.feed import Feed
 from app.observability.metrics import LIVE_SUBSCRIPTIONS
 
 _log = logging.getLogger("recall.live")
@@ -59,6 +60,7 @@ class Hub:
         max_per_process: int,
         poll_interval: float,
         database_share: int,
+        feed_keep: int = 2_000,
     ) -> None:
         self._dsn = dsn
         self.max_per_token = max_per_token
@@ -70,6 +72,9 @@ class Hub:
         # the acquire timeout: bench.live_push). The rest of the pool stays the requests'.
         self._database = asyncio.Semaphore(database_share)
         self._waiters: dict[int, set[Waiter]] = defaultdict(set)
+        # Each workspace's log as read once per commit for all its subscribers (app.live.feed).
+        self._feeds: dict[int, Feed] = {}
+        self._feed_keep = feed_keep
         self._per_token: dict[bytes, int] = defaultdict(int)
         self._count = 0
         self._listener: asyncio.Task[None] | None = None
@@ -84,6 +89,15 @@ class Hub:
         """One subscriber's reads of a wake-up, in turn with the process's other subscribers."""
         async with self._database:
             yield
+
+    def feed(self, workspace_id: int) -> Feed:
+        """The workspace's feed, while it has subscribers in this process."""
+        feed = self._feeds.get(workspace_id)
+        if feed is None:
+            feed = self._feeds[workspace_id] = Feed(
+                workspace_id, keep=self._feed_keep, poll_interval=self.poll_interval
+            )
+        return feed
 
     @asynccontextmanager
     async def subscribe(self, workspace_id: int, token_key: bytes) -> AsyncIterator[Waiter]:
@@ -119,6 +133,7 @@ class Hub:
             self._waiters[workspace_id].discard(waiter)
             if not self._waiters[workspace_id]:
                 del self._waiters[workspace_id]
+                self._feeds.pop(workspace_id, None)
 
     async def _ensure_listening(self) -> None:
         """Start the LISTEN connection with the first subscription, and wait (briefly) until it
@@ -130,6 +145,11 @@ class Hub:
             await asyncio.wait_for(self._listening.wait(), 5)
 
     def _ring(self, workspace_id: int | None) -> None:
+        for feed in (
+            self._feeds.values() if workspace_id is None else [self._feeds.get(workspace_id)]
+        ):
+            if feed is not None:
+                feed.ring()
         groups = (
             self._waiters.values()
             if workspace_id is None

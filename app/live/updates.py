@@ -1,12 +1,14 @@
 """One subscription's loop (docs/live.md): wait for the doorbell, read the log after the last
 position, decide every event in SQL for the reader as they are now, hand the updates out.
 
-Per wake-up, on one pooled connection released before anything is sent: the token again (a
-revoked or expired one, or a deactivated person's, ends the subscription with UNAUTHENTICATED),
-the next events of the log, and one admission statement (app.data.live_admission) for all of
-them — the same predicates and the same query as a fresh messageSearch, never a cache of who
-could read. What the subscription keeps between wake-ups is its position and the ids it
-delivered (bounded), so that an access change can take back exactly what it showed.
+Per wake-up: the log's next events (from the process's feed, app.live.feed: read once per
+commit for every subscriber of the workspace), the token again (a revoked or expired one, or a
+deactivated person's, ends the subscription with UNAUTHENTICATED) and one admission statement
+(app.data.live_admission) for all the events — the same predicates and the same query as a
+fresh messageSearch, never a cache of who could read. The token read and the admission are
+shared, within the wake-up only, by the subscriptions of the same token (and the same search
+at the same position). What a subscription keeps between wake-ups is its position and the ids
+it delivered (bounded), so that an access change can take back exactly what it showed.
 
 Events, for each log row after the position (its position is the update's `event`):
 - post: ADDED when the message is a hit now;
@@ -18,6 +20,7 @@ Events, for each log row after the position (its position is the update's `event
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -33,9 +36,11 @@ from app.data.readers import Reader, reader_for_token
 from app.data.session import Session
 from app.data.tokens import hash_token
 from app.errors import BadUserInput, InvalidCursor, Unauthenticated
+from app.live.feed import Feed
 from app.live.hub import Hub
 from app.message_search.readiness import ensure_read_ready
 from app.message_search.search import BoundSearch, candidate_query
+from app.observability.metrics import LIVE_READS
 
 # Log rows read per statement; a longer backlog is read in several rounds without waiting.
 BATCH = 500
@@ -169,31 +174,94 @@ async def updates(
     # the subscription ever waits, so nothing between the two is missed.
     async with env.hub.database_turn(), env.session() as db:
         position = await _start_position(db, workspace_id, after)
-    async with env.hub.subscribe(workspace_id, hash_token(token)) as waiter:
+    token_key = hash_token(token)
+    target_key = _target_key(target)
+    async with env.hub.subscribe(workspace_id, token_key) as waiter:
+        feed = env.hub.feed(workspace_id)
         delivered: OrderedDict[int, None] = OrderedDict()
         while True:
-            async with env.hub.database_turn(), env.session() as db:
-                current = await reader_for_token(db, token)
-                if current is None or current.destination is None:
-                    raise Unauthenticated(
-                        "the token was revoked or has expired; subscribe again with a valid one"
-                    )
-                reader = current
-                events, head = await live_events.events_after(db, workspace_id, position, BATCH)
-                if head - position > env.max_backlog:
-                    raise TooSlow
-                if events:
-                    ensure_read_ready(reader.search_ready)
-                    admission = await _admit(db, reader, target, events, delivered)
+            events, head, stamp = await _next_events(env, feed, workspace_id, position)
+            # The token again at every wake-up (once per token and wake-up in this process).
+            current = await feed.share(stamp, ("reader", token_key), lambda: _reader(env, token))
+            if current is None or current.destination is None:
+                raise Unauthenticated(
+                    "the token was revoked or has expired; subscribe again with a valid one"
+                )
+            reader = current
+            if head - position > env.max_backlog:
+                raise TooSlow
             if not events:
                 await waiter.wait(env.hub.poll_interval)
                 continue
+            ensure_read_ready(reader.search_ready)
+            key = (token_key, target_key, position)
+            admission = await _admission(env, feed, stamp, key, reader, target, events, delivered)
             async with env.session() as resolving:
                 if on_batch is not None:
                     await on_batch(reader, resolving)
                 for update in _decide(workspace_id, events, admission, delivered):
                     yield update
+                    # Sending may complete without suspending; without this, the subscribers
+                    # woken by one commit would each resolve and send their whole batch in one
+                    # step of the event loop, and the requests beside them would wait for all.
+                    await asyncio.sleep(0)
             position = events[-1].position
+
+
+async def _next_events(
+    env: LiveEnv, feed: Feed, workspace_id: int, position: int
+) -> tuple[list[LiveEvent], int, int]:
+    """The next events after `position`, the log's head and the wake-up's stamp: from the
+    process's feed (one read of the log for every subscriber), or read alone (stamp -1: nothing
+    shared) by a subscriber further behind than the feed keeps."""
+
+    async def read(after: int, limit: int) -> tuple[list[LiveEvent], int]:
+        LIVE_READS.labels("log").inc()
+        async with env.hub.database_turn(), env.session() as db:
+            return await live_events.events_after(db, workspace_id, after, limit)
+
+    got = await feed.after(position, BATCH, read)
+    if got is not None:
+        return got
+    events, head = await read(position, BATCH)
+    return events, head, -1
+
+
+async def _reader(env: LiveEnv, token: str) -> Reader | None:
+    LIVE_READS.labels("token").inc()
+    async with env.hub.database_turn(), env.session() as db:
+        return await reader_for_token(db, token)
+
+
+def _target_key(target: Target) -> tuple[str, object]:
+    """Two subscriptions with equal keys (and the same token) admit the same events alike."""
+    if isinstance(target, SearchTarget):
+        return ("search", target.bound.bound_to)
+    return ("scope", target.scope_id)
+
+
+async def _admission(
+    env: LiveEnv,
+    feed: Feed,
+    stamp: int,
+    key: tuple[object, ...],
+    reader: Reader,
+    target: Target,
+    events: list[LiveEvent],
+    delivered: OrderedDict[int, None],
+) -> Admission:
+    """One admission statement for every subscription of the same token and search at the same
+    position in this wake-up; an access event rechecks what this subscription delivered, so
+    that batch is admitted alone."""
+
+    async def admit_alone(delivered: OrderedDict[int, None]) -> Admission:
+        LIVE_READS.labels("admission").inc()
+        async with env.hub.database_turn(), env.session() as db:
+            return await _admit(db, reader, target, events, delivered)
+
+    if any(e.kind == "access" for e in events):
+        return await admit_alone(delivered)
+    return await feed.share(stamp, ("admit", *key, len(events)), lambda: admit_alone(OrderedDict()))
 
 
 async def _admit(

@@ -63,6 +63,14 @@ LIVE_SUBSCRIPTIONS = Gauge(
     "Open live subscriptions (GraphQL subscriptions, docs/live.md) of this process",
     registry=REGISTRY,
 )
+LIVE_READS = Counter(
+    "recall_live_reads",
+    "Statements live push sent to decide subscribers' updates (docs/live.md), by what they read:"
+    " log (once per commit and process), token and admission (once per token, search and"
+    " wake-up)",
+    ["what"],
+    registry=REGISTRY,
+)
 CHANGES = Counter(
     "recall_changes_applied",
     "Live changes through the applier (applyChanges, recall apply), by result",
