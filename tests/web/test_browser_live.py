@@ -19,7 +19,13 @@ import pytest
 
 from app.data.tokens import issue_actor_token, issue_connector_token
 from app.db import connect
-from tests.browser_support import post_gql, require_browser, running_server, watched_tab
+from tests.browser_support import (
+    post_gql,
+    require_browser,
+    running_server,
+    screenshot,
+    watched_tab,
+)
 from tests.changes_support import APPLY, delete, edit, post
 from tests.conftest import migrated_database
 from tests.live_support import open_subscriptions
@@ -117,6 +123,7 @@ async def test_new_hits_edits_and_removals_arrive_in_each_readers_results_and_co
             await expect(edited.locator("mark")).to_have_text("quokka")
             await expect(edited).to_have_attribute("data-live", "edited")
         await expect(rows.last).to_have_text("a quokka in general, edited")
+        await screenshot(alice, "live-edited-1280")
 
         await site.apply(delete("q1"))
         await expect(alice.locator(f"{RESULTS} .body")).to_have_text(
@@ -153,6 +160,7 @@ async def test_new_hits_wait_in_n_new_while_the_viewer_has_scrolled_down(
         fresh = tab.get_by_test_id("new-results")
         await expect(fresh).to_have_text("2 new")
         await expect(tab.get_by_role("button", name="2 new")).to_be_visible()
+        await screenshot(tab, "live-new-1280")
         # What the viewer is reading did not move.
         await expect(tab.locator(f"{RESULTS} .body").first).to_have_text("wombat report number 24")
 
@@ -199,6 +207,7 @@ async def test_a_lost_connection_is_shown_and_what_was_missed_arrives_when_it_is
         await tab.route_web_socket("**/graphql", socket)
         await _search(tab, site, "alice", "numbat")
         await tab.locator(RESULTS).first.click()
+        await expect(tab.locator('.rows [aria-current="true"]')).to_contain_text("at dawn")
         status = tab.get_by_test_id("live-status")
         await expect(status).to_have_attribute("data-state", "live")
 
@@ -206,6 +215,7 @@ async def test_a_lost_connection_is_shown_and_what_was_missed_arrives_when_it_is
         for ws in open_routes:
             await ws.close(code=1001, reason="test: connection lost")
         await expect(tab.get_by_role("status").filter(has_text="Reconnecting…")).to_be_visible()
+        await screenshot(tab, "live-reconnecting-1280")
         await site.apply(post("n1", "general", "bob", "a numbat at dusk"))
         await tab.wait_for_timeout(600)
         await expect(tab.locator(RESULTS)).to_have_count(1)
