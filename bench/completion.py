@@ -64,6 +64,7 @@ def _page() -> MessageSearchConnection:
         page_info=PageInfo(has_next_page=True, end_cursor="cursor-19"),
         candidate_budget_exhausted=False,
         interpretation=None,  # type: ignore[arg-type]  # not selected
+        live_event=None,
     )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import strawberry
+from strawberry.types.nodes import SelectedField
 
 from app.data.readers import Reader
 from app.data.session import Session
@@ -27,3 +29,27 @@ class Context:
 
 
 Info = strawberry.Info[Context, None]
+
+
+def selects(info: Info, name: str) -> bool:
+    """Whether the field being resolved asks for its field `name` (directly, or through a
+    fragment; `@include(if: false)` and `@skip(if: true)` honoured): for a value that must be
+    read before the field's own work, only when asked."""
+
+    def among(selections: list[Any]) -> bool:
+        for s in selections:
+            if not _included(s.directives):
+                continue
+            if isinstance(s, SelectedField):
+                if s.name == name:
+                    return True
+            elif among(s.selections):
+                return True
+        return False
+
+    return any(among(f.selections) for f in info.selected_fields)
+
+
+def _included(directives: dict[str, Any]) -> bool:
+    include, skip = directives.get("include"), directives.get("skip")
+    return (include is None or bool(include.get("if"))) and (skip is None or not skip.get("if"))

@@ -99,6 +99,16 @@ async def bounds(db: Executor, workspace_id: int) -> LogBounds:
     return LogBounds(int(row["head"]), row["oldest"])
 
 
+async def head(db: Executor, workspace_id: int) -> int:
+    """The last position given out (0: none yet). Every event up to it is committed: a writer
+    holds the live_positions row's lock until it commits, and the row shows only committed
+    positions."""
+    value = await db.fetchval(
+        "select position from live_positions where workspace_id = $1", workspace_id
+    )
+    return int(value) if value is not None else 0
+
+
 async def events_after(
     db: Executor, workspace_id: int, position: int, limit: int
 ) -> tuple[list[LiveEvent], int]:

@@ -108,6 +108,14 @@ def decode_event(workspace_id: int, event: str) -> int:
     return int(position, 16)
 
 
+async def live_position(db: Session, workspace_id: int) -> str:
+    """The live log's head as an `event`, for a page read right after it (messageSearch's and
+    Scope.messages' liveEvent): everything committed after this position comes to a
+    subscription started with it as `after`; what was committed before it, the page read
+    after it shows (the page may also show some of what follows it: a client merges by id)."""
+    return encode_event(workspace_id, await live_events.head(db, workspace_id))
+
+
 async def _start_position(db: Session, workspace_id: int, after: str | None) -> int:
     """Where the subscription starts: the log's head, or `after` if the log still holds
     everything after it."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.api.context import Info
+from app import access
+from app.api.context import Info, selects
 from app.data import directory
 from app.data.rows import ActorRow, MessageRow, ScopeRow, WorkspaceRow
+from app.live.updates import live_position
 from app.message_search.transcript import TranscriptPage, transcript_page
 from app.request.ids import expect_id
 
@@ -59,6 +61,15 @@ async def actors_in_workspace(info: Info, kind: str, include_inactive: bool) -> 
         kind,
         include_inactive=include_inactive,
     )
+
+
+async def live_event_before(info: Info) -> str | None:
+    """Scope.messages' liveEvent, read before its page when asked for, and only for a member
+    (the only token that may subscribe: access.SCOPE_MESSAGES)."""
+    ctx = info.context
+    if not access.SCOPE_MESSAGES.allows(ctx.reader.kind) or not selects(info, "liveEvent"):
+        return None
+    return await live_position(ctx.db, ctx.reader.workspace_id)
 
 
 async def scope_messages(

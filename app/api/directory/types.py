@@ -164,6 +164,7 @@ class Scope(Node):
             ),
         ] = None,
     ) -> MessageConnection:
+        live_event = await resolvers.live_event_before(info)
         page = await resolvers.scope_messages(
             info, self.pk, around=around, first=first, last=last, after=after, before=before
         )
@@ -176,6 +177,7 @@ class Scope(Node):
                 has_previous_page=page.has_previous_page,
                 start_cursor=edges[0].cursor if edges else None,
             ),
+            live_event=live_event,
         )
 
     @classmethod
@@ -282,6 +284,13 @@ class MessageConnection:
     edges: list[MessageEdge] = sized("The readable messages of the page, in seq order.", PER_ITEM)
     page_info: PageInfo = strawberry.field(
         description="Cursors to page forward (endCursor) and backward (startCursor)."
+    )
+    live_event: str | None = strawberry.field(
+        description="For a member's token: the position of the workspace's live log read "
+        "just before this page (docs/live.md); pass it as scopeMessages' `after` and nothing "
+        "committed after the page was read is missed (an update may repeat a message the page "
+        "shows: replace it by id). Null for other tokens, which cannot subscribe. Only a "
+        "position: it names no message."
     )
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from app.api.context import Info
+from app.api.context import Info, selects
 from app.data.readiness import ReadinessRow, readiness_of
+from app.live.updates import live_position
 from app.message_search.search import (
     AuthorRequest,
     DecodedId,
@@ -33,9 +34,14 @@ async def resolve_message_search(
     first: int,
     after: str | None,
     time_zone: str = "UTC",
-) -> MessageSearchResult:
+) -> tuple[MessageSearchResult, str | None]:
+    """The search, and (when asked for) the live log's position read just before it: a
+    subscription from there misses nothing committed after the page was read."""
     ctx = info.context
-    return await message_search(
+    live_event = (
+        await live_position(ctx.db, ctx.reader.workspace_id) if selects(info, "liveEvent") else None
+    )
+    result = await message_search(
         ctx.db,
         ctx.reader,
         MessageSearchRequest(
@@ -51,6 +57,7 @@ async def resolve_message_search(
         keys=ctx.keys,
         remember=ctx.loaders.remember_message,
     )
+    return result, live_event
 
 
 async def resolve_search_status(info: Info) -> ReadinessRow:

@@ -106,19 +106,18 @@ class MessageSearchQuery:
             ),
         ] = None,
     ) -> MessageSearchConnection:
-        return MessageSearchConnection.of(
-            await resolve_message_search(
-                info,
-                query,
-                scope_id,
-                AuthorRequest(AUTHOR_KIND[author.kind], decoded(author.id)) if author else None,
-                since,
-                until,
-                DEFAULT_FIRST if first is None else first,
-                after,
-                time_zone,
-            )
+        result, live_event = await resolve_message_search(
+            info,
+            query,
+            scope_id,
+            AuthorRequest(AUTHOR_KIND[author.kind], decoded(author.id)) if author else None,
+            since,
+            until,
+            DEFAULT_FIRST if first is None else first,
+            after,
+            time_zone,
         )
+        return MessageSearchConnection.of(result, live_event)
 
     @guarded(
         "Whether search is open for the viewer's workspace: messageSearch and historySearch "

@@ -179,9 +179,15 @@ class MessageSearchConnection:
     interpretation: QueryInterpretation = strawberry.field(
         description="How the query was read: its words and its operators (docs/api.md, Operators)."
     )
+    live_event: str | None = strawberry.field(
+        description="The position of the workspace's live log read just before this page "
+        "(docs/live.md): pass it as messageSearchUpdates' `after` (same query and filters) and "
+        "nothing committed after the page was read is missed; an update may repeat a hit the "
+        "page shows (replace it by node id). Only a position: it names no message."
+    )
 
     @classmethod
-    def of(cls, result: MessageSearchResult) -> MessageSearchConnection:
+    def of(cls, result: MessageSearchResult, live_event: str | None) -> MessageSearchConnection:
         return cls(
             edges=[MessageSearchEdge.of(h) for h in result.hits],
             page_info=PageInfo(has_next_page=result.has_next_page, end_cursor=result.end_cursor),
@@ -192,6 +198,7 @@ class MessageSearchConnection:
                 since=result.since,
                 until=result.until,
             ),
+            live_event=live_event,
         )
 
 

@@ -113,32 +113,52 @@ const INTERPRETATION = `interpretation {
       }
     }`;
 
-/** The search: the query as typed (operators and all) and the browser's time zone, which
- * date-only operators (`since:2026-03-01`) are read in. */
-export const SEARCH = `query RecallSearch($query: String!, $timeZone: String!, $first: Int, $after: String) {
-  messageSearch(query: $query, timeZone: $timeZone, first: $first, after: $after) {
-    edges {
-      cursor highlights { start end }
+const HIT = `cursor highlights { start end }
       excerpt { text start end moreBefore moreAfter highlights { start end } }
-      node { ${MESSAGE_HEAD} scope { ${SCOPE} } }
-    }
+      node { ${MESSAGE_HEAD} scope { ${SCOPE} } }`;
+
+/** The search: the query as typed (operators and all) and the browser's time zone, which
+ * date-only operators (`since:2026-03-01`) are read in. The first page also asks for the live
+ * log's position read before it (`live`), where the tab's subscription starts (docs/live.md). */
+export const SEARCH = `query RecallSearch($query: String!, $timeZone: String!, $first: Int, $after: String, $live: Boolean! = false) {
+  messageSearch(query: $query, timeZone: $timeZone, first: $first, after: $after) {
+    edges { ${HIT} }
     pageInfo { hasNextPage endCursor }
     candidateBudgetExhausted
+    liveEvent @include(if: $live)
     ${INTERPRETATION}
   }
 }`;
 
+/** The same search's new, edited and removed hits, from `after` (live.js resumes it). */
+export const SEARCH_UPDATES = `subscription RecallSearchUpdates($query: String!, $timeZone: String!, $after: String) {
+  messageSearchUpdates(query: $query, timeZone: $timeZone, after: $after) {
+    event kind removedId
+    edge { ${HIT} }
+  }
+}`;
+
+// A conversation's page; the first one also asks for the live log's position read before it.
 export const CONVERSATION = `query RecallConversation(
-  $scope: ID!, $around: ID, $first: Int, $last: Int, $after: String, $before: String
+  $scope: ID!, $around: ID, $first: Int, $last: Int, $after: String, $before: String, $live: Boolean! = false
 ) {
   node(id: $scope) {
     ... on Scope {
       ${SCOPE}
       messages(around: $around, first: $first, last: $last, after: $after, before: $before) {
-        edges { cursor node { ${MESSAGE} } }
+        edges { cursor node { ${MESSAGE} seq } }
         pageInfo { hasNextPage endCursor hasPreviousPage startCursor }
+        liveEvent @include(if: $live)
       }
     }
+  }
+}`;
+
+/** The open conversation's new, edited and removed messages, from `after`. */
+export const SCOPE_UPDATES = `subscription RecallScopeUpdates($scopeId: ID!, $after: String) {
+  scopeMessages(scopeId: $scopeId, after: $after) {
+    event kind removedId
+    message { ${MESSAGE} seq }
   }
 }`;
 

@@ -1,5 +1,7 @@
 // The Messages tab: sign in with a member token, search (messageSearch), filter, page, and open
-// a hit in its conversation (Scope.messages(around:)). Preact + htm, vendored (static/vendor).
+// a hit in its conversation (Scope.messages(around:)); both update live (live.js: the
+// messageSearchUpdates and scopeMessages subscriptions, docs/live.md). Preact + htm, vendored
+// (static/vendor).
 import { h, render } from "../vendor/preact/preact.js";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "../vendor/preact/hooks.js";
 import htm from "../vendor/htm/htm.js";
@@ -15,7 +17,9 @@ import {
   LINKS,
   NetworkError,
   REVOKE_LINK,
+  SCOPE_UPDATES,
   SEARCH,
+  SEARCH_UPDATES,
   START_LINK,
   storedToken,
   storeToken,
@@ -33,6 +37,7 @@ import {
   valueAtCaret,
   without,
 } from "./query.js";
+import { LiveConnection } from "./live.js";
 import { authorName, plainLabel, readState, reveal, scopeLabel, segments, stateHash, when, writeState } from "./text.js";
 
 const html = htm.bind(h);
@@ -99,6 +104,17 @@ function App() {
     setNotice(why || "");
   }, []);
   const onAuthError = useCallback(() => signOut(SIGNED_OUT.expired), [signOut]);
+  const authErrorRef = useRef(onAuthError);
+  authErrorRef.current = onAuthError;
+
+  // One live connection per token, shared by the search and the conversation; its status is
+  // shown while something is subscribed.
+  const [liveStatus, setLiveStatus] = useState("idle");
+  const live = useMemo(
+    () => (token ? new LiveConnection(token, { onStatus: setLiveStatus, onAuthError: () => authErrorRef.current() }) : null),
+    [token]
+  );
+  useEffect(() => () => live && live.close(), [live]);
 
   const navigate = useCallback((patch, { push }) => {
     const next = { ...urlRef.current, ...patch };
@@ -206,6 +222,7 @@ function App() {
       onSignOut=${() => signOut(SIGNED_OUT.signedOut)}
     />
     ${switching}
+    <${LiveStatus} status=${liveStatus} />
     ${linksOpen &&
     html`<${LinkedAccounts}
       token=${token}
@@ -220,6 +237,7 @@ function App() {
     <main class=${open ? "layout has-conversation" : "layout"}>
       <${SearchColumn}
         token=${token}
+        live=${live}
         viewer=${viewer}
         url=${url}
         navigate=${navigate}
@@ -231,6 +249,7 @@ function App() {
       html`<${Conversation}
         key=${open.messageId}
         token=${token}
+        live=${live}
         scopeId=${open.scopeId}
         messageId=${open.messageId}
         onClose=${closeConversation}
@@ -238,6 +257,28 @@ function App() {
       />`}
     </main>
   `;
+}
+
+// The live connection's state, in words, while it matters: lost (updates wait until it is back,
+// then whatever was missed arrives) and, for a moment, back.
+function LiveStatus({ status }) {
+  const [back, setBack] = useState(false);
+  const was = useRef(status);
+  useEffect(() => {
+    const before = was.current;
+    was.current = status;
+    if (status === "reconnecting") setBack(false);
+    if (before !== "reconnecting" || status !== "live") return undefined;
+    setBack(true);
+    const timer = window.setTimeout(() => setBack(false), 4000);
+    return () => window.clearTimeout(timer);
+  }, [status]);
+  let text = "";
+  if (status === "reconnecting") text = "Connection lost. Reconnecting…";
+  else if (back && status === "live") text = "Reconnected. Live updates resumed.";
+  return html`<p class=${text ? "live-status shown" : "live-status"} role="status" data-testid="live-status" data-state=${status}>
+    ${status === "reconnecting" && html`<span class="spinner" aria-hidden="true"></span> `}${text}
+  </p>`;
 }
 
 function SignIn({ notice, onToken }) {
@@ -777,8 +818,8 @@ function suggestionsFor(at, dir) {
     .slice(0, SUGGESTIONS);
 }
 
-function SearchColumn({ token, viewer, url, navigate, onAuthError, onOpen, openId }) {
-  const [search, actions] = useSearch(token, url, onAuthError);
+function SearchColumn({ token, live, viewer, url, navigate, onAuthError, onOpen, openId }) {
+  const [search, actions] = useSearch(token, live, url, onAuthError);
   const dir = useMemo(() => directoryOf(viewer), [viewer]);
   const chips = chipsFor(url.q, search.interpretation);
 
@@ -1082,16 +1123,29 @@ function Filters({ url, navigate, dir, chips }) {
   `;
 }
 
-const IDLE = { status: "idle", items: [], pageInfo: null, error: null, stopped: false, interpretation: null };
+const IDLE = { status: "idle", items: [], fresh: [], pageInfo: null, error: null, stopped: false, interpretation: null, notice: "", liveError: null };
 
 // messageSearch pages. A page whose candidate budget ran out may be short or empty: keep going
 // from endCursor by itself (up to AUTO_CONTINUE pages in a row) while hasNextPage, saying it is
 // still searching older messages; never "no results" while hasNextPage is true.
-function useSearch(token, url, onAuthError) {
+//
+// Live (docs/live.md, The Messages tab): the first page also reads the live log's position
+// (liveEvent, read before the page), and the search's subscription starts from it, so nothing
+// committed after the page was read is missed; an update for a hit already shown replaces it.
+// A post is the newest message of the workspace, so a new hit goes on top (when the viewer has
+// scrolled down, it waits in the "N new" button); an edited hit is replaced where it is (or,
+// newly a hit, placed by its time among those shown); a removed one goes.
+function useSearch(token, live, url, onAuthError) {
   const [search, setSearch] = useState(IDLE);
-  const actions = useRef({ more() {}, retry() {} });
+  const [rerun, setRerun] = useState(0);
+  const rerunNotice = useRef("");
+  const actions = useRef({ more() {}, retry() {}, showFresh() {} });
   // Stable handlers for the current search (actions.current changes with each search).
-  const handlers = useRef({ more: () => actions.current.more(), retry: () => actions.current.retry() });
+  const handlers = useRef({
+    more: () => actions.current.more(),
+    retry: () => actions.current.retry(),
+    showFresh: () => actions.current.showFresh(),
+  });
   const key = url.q;
   useEffect(() => {
     if (!url.q.trim()) {
@@ -1102,15 +1156,30 @@ function useSearch(token, url, onAuthError) {
     const variables = { query: url.q, timeZone: TIME_ZONE };
     // The previous answer's interpretation stays until this one's arrives (for another query,
     // so chips fall back to the query's own operators meanwhile).
-    let state = { ...IDLE, status: "loading", interpretation: search.interpretation };
+    let state = { ...IDLE, status: "loading", interpretation: search.interpretation, notice: rerunNotice.current };
+    rerunNotice.current = "";
     const update = (patch) => {
       state = { ...state, ...patch };
       if (!controller.signal.aborted) setSearch(state);
     };
     update({});
+    let unsubscribe = null;
+    const subscribe = (after) => {
+      if (unsubscribe || !live || controller.signal.aborted) return;
+      unsubscribe = live.subscribe(SEARCH_UPDATES, { ...variables, after }, {
+        next: (u) => update(applyUpdate(state, u)),
+        onInvalidCursor: () => {
+          // Away longer than the live log keeps: the search runs again from the newest.
+          rerunNotice.current = "You were away too long for the updates to catch up, so the search ran again.";
+          setRerun((n) => n + 1);
+        },
+        error: (error) => update({ liveError: error }),
+      });
+    };
     const page = async (after, auto, found) => {
       try {
-        const data = await gql(token, SEARCH, { ...variables, first: PAGE, after }, controller.signal);
+        const first = after === null;
+        const data = await gql(token, SEARCH, { ...variables, first: PAGE, after, live: first }, controller.signal);
         const conn = data.messageSearch;
         const seen = new Set(state.items.map((e) => e.node.id));
         const items = state.items.concat(conn.edges.filter((e) => !seen.has(e.node.id)));
@@ -1119,6 +1188,7 @@ function useSearch(token, url, onAuthError) {
         const again = short && auto < AUTO_CONTINUE;
         const interpretation = conn.interpretation ? { ...conn.interpretation, query: url.q } : null;
         update({ items, pageInfo: conn.pageInfo, status: again ? "continuing" : "done", stopped: short && !again, error: null, interpretation });
+        if (first && conn.liveEvent) subscribe(conn.liveEvent);
         if (again) await page(conn.pageInfo.endCursor, auto + 1, total);
       } catch (error) {
         if (error.name === "AbortError" || controller.signal.aborted) return;
@@ -1132,17 +1202,68 @@ function useSearch(token, url, onAuthError) {
       update({ status: state.items.length || state.pageInfo ? status : "loading", error: null, stopped: false });
       page(state.pageInfo ? state.pageInfo.endCursor : null, 0, 0);
     };
-    actions.current = { more: () => resume("more"), retry: () => resume("more") };
+    const showFresh = () => {
+      if (!state.fresh.length) return;
+      update({ items: [...state.fresh, ...state.items], fresh: [] });
+    };
+    actions.current = { more: () => resume("more"), retry: () => resume("more"), showFresh };
     page(null, 0, 0);
-    return () => controller.abort();
-  }, [token, key]);
+    return () => {
+      controller.abort();
+      if (unsubscribe) unsubscribe();
+    };
+  }, [token, key, live, rerun]);
   return [search, handlers.current];
+}
+
+// The results list scrolled out of view at its top: new hits wait in the "N new" button
+// rather than moving what the viewer is reading.
+function scrolledAway() {
+  const list = document.querySelector(".result-list");
+  return Boolean(list && list.offsetParent !== null && list.getBoundingClientRect().top < -8);
+}
+
+/** The search's state after one messageSearchUpdates update (see useSearch). */
+function applyUpdate(state, u) {
+  const { items, fresh } = state;
+  if (u.kind === "REMOVED") {
+    const id = u.removedId;
+    return { items: items.filter((e) => e.node.id !== id), fresh: fresh.filter((e) => e.node.id !== id) };
+  }
+  const edge = u.edge;
+  if (!edge) return {};
+  const id = edge.node.id;
+  const marked = { ...edge, live: u.kind === "ADDED" ? "added" : "edited" };
+  const at = items.findIndex((e) => e.node.id === id);
+  if (at >= 0) {
+    const next = items.slice();
+    // Already shown (a hit the first page showed too, or an edit): replaced where it is.
+    next[at] = { ...marked, live: u.kind === "EDITED" ? "edited" : items[at].live };
+    return { items: next };
+  }
+  const waiting = fresh.findIndex((e) => e.node.id === id);
+  if (waiting >= 0) {
+    const next = fresh.slice();
+    next[waiting] = marked;
+    return { fresh: next };
+  }
+  if (u.kind === "ADDED") {
+    return scrolledAway() ? { fresh: [marked, ...fresh] } : { items: [marked, ...items] };
+  }
+  // An edit made it a hit: its place among those shown, by time; older than all of them while
+  // more pages remain, it comes with those pages.
+  const t = Date.parse(edge.node.createdAt);
+  const before = items.findIndex((e) => Date.parse(e.node.createdAt) < t);
+  if (before < 0 && state.pageInfo && state.pageInfo.hasNextPage) return {};
+  const next = items.slice();
+  next.splice(before < 0 ? next.length : before, 0, marked);
+  return { items: next };
 }
 
 function Results({ search, actions, url, chips, onOpen, openId, navigate }) {
   const sentinel = useRef();
   const list = useRef();
-  const { status, items, pageInfo, error, stopped } = search;
+  const { status, items, fresh, pageInfo, error, stopped, notice, liveError } = search;
   const hasNext = Boolean(pageInfo && pageInfo.hasNextPage);
 
   // Infinite scroll: the "More results" button loads by itself once it scrolls into view.
@@ -1171,6 +1292,16 @@ function Results({ search, actions, url, chips, onOpen, openId, navigate }) {
     else if (links[next]) links[next].focus();
   };
 
+  // New hits that waited while the viewer was scrolled down: on top now, the view with them.
+  const showFresh = () => {
+    actions.showFresh();
+    window.requestAnimationFrame(() => {
+      window.scrollTo({ top: 0 });
+      const first = list.current && list.current.querySelector(".result");
+      if (first) first.focus({ preventScroll: true });
+    });
+  };
+
   if (status === "idle") {
     return html`
       <section class="results empty-state" aria-label="Search results">
@@ -1193,9 +1324,16 @@ function Results({ search, actions, url, chips, onOpen, openId, navigate }) {
   return html`
     <section class="results" aria-label="Search results" aria-busy=${status === "loading" || status === "continuing"}>
       <p class="summary" role="status" aria-live="polite">${summary}</p>
+      ${notice && html`<p class="live-note" role="status">${notice}</p>`}
+      ${liveError &&
+      html`<p class="live-note" role="status">Live updates stopped for this search (${liveError.message}). Search again to see new messages.</p>`}
+      ${fresh.length > 0 &&
+      html`<button type="button" class="fresh" data-testid="new-results" title="Show the new results at the top" onClick=${showFresh}>
+        ${fresh.length} new
+      </button>`}
       <ol class="result-list" ref=${list} onKeyDown=${onKeyDown}>
         ${items.map(
-          (edge) => html`<li key=${edge.node.id}>
+          (edge) => html`<li key=${edge.node.id} class=${edge.live === "added" ? "arrived" : undefined}>
             <${Result} edge=${edge} url=${url} selected=${edge.node.id === openId} onOpen=${onOpen} />
           </li>`
         )}
@@ -1261,11 +1399,19 @@ function Result({ edge, url, selected, onOpen }) {
     onOpen(edge);
   };
   return html`
-    <a class=${selected ? "result selected" : "result"} href=${href} data-message-id=${m.id} data-ranges=${JSON.stringify(edge.highlights)} onClick=${onClick}>
+    <a
+      class=${selected ? "result selected" : "result"}
+      href=${href}
+      data-message-id=${m.id}
+      data-ranges=${JSON.stringify(edge.highlights)}
+      data-live=${edge.live || undefined}
+      onClick=${onClick}
+    >
       <span class="meta">
         <${Author} author=${m.author} />
         <span class="where"><${Name} text=${scopeLabel(m.scope)} /></span>
         <${Time} iso=${m.createdAt} />
+        ${edge.live === "edited" && html`<span class="badge">edited</span>`}
       </span>
       <span class="body">${excerpt.moreBefore && "… "}<${Highlighted} body=${excerpt.text} ranges=${excerpt.highlights} />${excerpt.moreAfter && " …"}</span>
     </a>
@@ -1273,22 +1419,29 @@ function Result({ edge, url, selected, onOpen }) {
 }
 
 // A hit's conversation: Scope.messages(around:), the hit centered, flashed and marked
-// aria-current; earlier and later messages load when scrolled to (or with the buttons).
-function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
+// aria-current; earlier and later messages load when scrolled to (or with the buttons). It
+// updates live (scopeMessages from the first page's liveEvent): new messages are appended when
+// the latest ones are shown (followed when the view is at the bottom), edits replace a row,
+// removed messages go.
+function Conversation({ token, live, scopeId, messageId, onClose, onAuthError }) {
   const [conv, setConv] = useState({ status: "loading", scope: null, edges: [], pageInfo: null, error: null, loading: "" });
-  const [ranges] = useState(() => hitRanges(messageId));
+  const [ranges, setRanges] = useState(() => hitRanges(messageId));
   const [attempt, setAttempt] = useState(0);
+  const [liveEvent, setLiveEvent] = useState(null);
+  const [liveNote, setLiveNote] = useState("");
   const panel = useRef();
   const hit = useRef();
   const centered = useRef(false);
   const armed = useRef(false);
   const keep = useRef(null);
+  const follow = useRef(false);
   const convRef = useRef(conv);
   convRef.current = conv;
 
   useEffect(() => {
     const controller = new AbortController();
-    gql(token, CONVERSATION, { scope: scopeId, around: messageId, first: AROUND, last: AROUND }, controller.signal)
+    setLiveEvent(null);
+    gql(token, CONVERSATION, { scope: scopeId, around: messageId, first: AROUND, last: AROUND, live: true }, controller.signal)
       .then((data) => {
         const scope = data.node;
         if (!scope || !scope.messages) {
@@ -1296,6 +1449,7 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
           return;
         }
         setConv({ status: "ready", scope, edges: scope.messages.edges, pageInfo: scope.messages.pageInfo, error: null, loading: "" });
+        setLiveEvent(scope.messages.liveEvent || null);
       })
       .catch((error) => {
         if (error.name === "AbortError") return;
@@ -1304,6 +1458,49 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
       });
     return () => controller.abort();
   }, [token, scopeId, messageId, attempt]);
+
+  useEffect(() => {
+    if (!live || !liveEvent) return undefined;
+    const apply = (u) => {
+      const c = convRef.current;
+      if (c.status !== "ready") return;
+      const box = panel.current;
+      const atBottom = Boolean(box) && box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+      if (u.kind === "REMOVED") {
+        setConv({ ...c, edges: c.edges.filter((e) => e.node.id !== u.removedId) });
+        return;
+      }
+      const m = u.message;
+      if (!m) return;
+      const at = c.edges.findIndex((e) => e.node.id === m.id);
+      if (at >= 0) {
+        const edges = c.edges.slice();
+        edges[at] = { ...edges[at], node: m, live: u.kind === "EDITED" ? "edited" : edges[at].live };
+        // The hit's highlights were the search's, for the text before the edit.
+        if (u.kind === "EDITED" && m.id === messageId) setRanges([]);
+        setConv({ ...c, edges });
+        return;
+      }
+      // Placed by its position in the conversation, if the rows shown reach it.
+      const first = c.edges[0];
+      const last = c.edges[c.edges.length - 1];
+      if (c.pageInfo.hasNextPage && (!last || m.seq > last.node.seq)) return;
+      if (c.pageInfo.hasPreviousPage && first && m.seq < first.node.seq) return;
+      const edges = c.edges.slice();
+      const before = edges.findIndex((e) => e.node.seq > m.seq);
+      edges.splice(before < 0 ? edges.length : before, 0, { cursor: null, node: m, live: u.kind === "ADDED" ? "added" : "edited" });
+      follow.current = atBottom && before < 0;
+      setConv({ ...c, edges });
+    };
+    return live.subscribe(SCOPE_UPDATES, { scopeId, after: liveEvent }, {
+      next: apply,
+      onInvalidCursor: () => {
+        setLiveNote("You were away too long for the updates to catch up, so the conversation was loaded again.");
+        setAttempt((n) => n + 1);
+      },
+      error: (error) => setLiveNote(`Live updates stopped for this conversation (${error.message}).`),
+    });
+  }, [live, liveEvent, scopeId, messageId]);
 
   const load = async (direction) => {
     const c = convRef.current;
@@ -1322,7 +1519,10 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
       setConv({
         ...now,
         loading: "",
-        edges: earlier ? [...page.edges, ...now.edges] : [...now.edges, ...page.edges],
+        // A message that arrived live may be on the page too.
+        edges: earlier
+          ? [...page.edges.filter((e) => !now.edges.some((n) => n.node.id === e.node.id)), ...now.edges]
+          : [...now.edges, ...page.edges.filter((e) => !now.edges.some((n) => n.node.id === e.node.id))],
         pageInfo: earlier
           ? { ...now.pageInfo, hasPreviousPage: page.pageInfo.hasPreviousPage, startCursor: page.pageInfo.startCursor }
           : { ...now.pageInfo, hasNextPage: page.pageInfo.hasNextPage, endCursor: page.pageInfo.endCursor },
@@ -1340,6 +1540,11 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
       // Earlier messages were put above: keep what was on screen where it was.
       box.scrollTop = box.scrollHeight - keep.current;
       keep.current = null;
+    }
+    if (follow.current) {
+      // A new message arrived while the view was at the bottom: keep following.
+      follow.current = false;
+      box.scrollTop = box.scrollHeight;
     }
     if (!centered.current && hit.current) {
       centered.current = true;
@@ -1373,6 +1578,7 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
         <h2><${Name} text=${title} /></h2>
       </header>
       <div class="conversation-body" ref=${panel} onScroll=${onScroll}>
+        ${liveNote && html`<p class="live-note" role="status">${liveNote}</p>`}
         ${conv.status === "loading" && html`<p class="status" role="status">Opening the conversation…</p>`}
         ${conv.status === "missing" && html`<p class="status">This conversation is not available to you.</p>`}
         ${conv.status === "error" && html`<${ErrorBox}
@@ -1393,15 +1599,17 @@ function Conversation({ token, scopeId, messageId, onClose, onAuthError }) {
             ${conv.edges.map((edge) => {
               const m = edge.node;
               const isHit = m.id === messageId;
+              const cls = ["row", isHit && "hit flash", edge.live === "added" && "arrived"].filter(Boolean).join(" ");
               return html`<li
                 key=${m.id}
-                class=${isHit ? "row hit flash" : "row"}
+                class=${cls}
                 data-row-id=${m.id}
+                data-live=${edge.live || undefined}
                 aria-current=${isHit ? "true" : undefined}
                 tabindex=${isHit ? "-1" : undefined}
                 ref=${isHit ? hit : undefined}
               >
-                <span class="meta"><${Author} author=${m.author} /><${Time} iso=${m.createdAt} /></span>
+                <span class="meta"><${Author} author=${m.author} /><${Time} iso=${m.createdAt} />${edge.live === "edited" && html`<span class="badge">edited</span>`}</span>
                 <span class="body">${isHit ? html`<${Highlighted} body=${m.body} ranges=${ranges} />` : html`<${Shown} text=${m.body} />`}</span>
               </li>`;
             })}
