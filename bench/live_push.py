@@ -16,7 +16,9 @@ count in `--processes` (default 1 and 2: `recall serve --workers N`), three phas
   live     the same writes with `--subscriptions` open: WebSockets of `--per-socket`
            subscriptions each, one viewer (a member of that channel, a token each) per socket,
            half `messageSearchUpdates` of a word every post carries and half `scopeMessages` of
-           the channel, so every subscription should receive every post.
+           the channel, so every subscription should receive every post (with --hit-every K,
+           one post in K; the others go to another channel, hits of no subscription, and still
+           wake every subscriber).
 
 Latency is measured per delivered event: the client's receive time minus the moment the
 connector's request that committed the post returned (its commit happened before that, so
@@ -137,6 +139,7 @@ async def _writer(
     port: int,
     token: str,
     scope: str,
+    other_scope: str,
     authors: list[str],
     args: argparse.Namespace,
     start: int,
@@ -152,16 +155,20 @@ async def _writer(
             due = began + tick * interval
             await asyncio.sleep(max(0.0, due - time.perf_counter()))
             keys = [f"push-{n + i:08d}" for i in range(args.batch)]
+            # Every --hit-every'th post is a hit of every subscription (the watched channel,
+            # the marker word); the others go to another channel without it: a commit wakes
+            # every subscriber whether or not it has anything for them.
+            hits = {key for i, key in enumerate(keys) if (n + i) % args.hit_every == 0}
             changes = [
                 {
                     "postMessage": {
                         "key": key,
-                        "scope": scope,
+                        "scope": scope if key in hits else other_scope,
                         "author": authors[(n + i) % len(authors)],
                         "at": time.strftime(
                             "%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_830_297_600 + n + i)
                         ),
-                        "body": f"{MARKER} live push number {n + i}",
+                        "body": f"{MARKER if key in hits else 'other'} live push number {n + i}",
                     }
                 }
                 for i, key in enumerate(keys)
@@ -172,7 +179,7 @@ async def _writer(
             if status != 200 or body.get("errors"):
                 raise RuntimeError(f"applyChanges failed: HTTP {status} {raw[:300]!r}")
             done = time.perf_counter()
-            for key in keys:
+            for key in hits:
                 committed[key] = done
             n += args.batch
     finally:
@@ -272,6 +279,7 @@ async def _one_server(
                 port,
                 setup["connector"],
                 setup["scope_key"],
+                setup["other_scope_key"],
                 setup["authors"],
                 args,
                 start,
@@ -388,11 +396,18 @@ async def _setup(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
             """
         )
         assert channel is not None, "the fixture has a public channel with members"
+        other = await conn.fetchval(
+            "select key from scopes where kind = 'channel' and visibility = 'public'"
+            " and key <> $1 order by key limit 1",
+            channel["key"],
+        )
+        assert other is not None, "the fixture has a second public channel"
         people = list(channel["people"])
         sockets = args.subscriptions // args.per_socket
         viewers = [people[i % len(people)] for i in range(sockets)]
         return {
             "scope_key": channel["key"],
+            "other_scope_key": other,
             "scope_id": encode_id("Scope", channel["id"]),
             "authors": people[:20],
             "connector": await issue_connector_token(conn, "bench"),
@@ -439,6 +454,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--per-socket", type=int, default=10)
     p.add_argument("--rate", type=float, default=1000.0, help="posts per second")
     p.add_argument("--batch", type=int, default=50, help="posts per applyChanges request")
+    p.add_argument(
+        "--hit-every",
+        type=int,
+        default=1,
+        help="one post in this many is a hit of every subscription; the rest of none",
+    )
     p.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     p.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     p.add_argument("--server-log", type=Path, help="append the servers' logs (stderr) here")
