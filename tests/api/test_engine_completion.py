@@ -6,6 +6,10 @@ or awaited), aliases, fragments and directives, and with a middleware (which tur
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import Enum
@@ -279,3 +283,25 @@ async def test_without_info_answers_with_its_value_not_the_resolvers() -> None:
     # Elsewhere the resolver's own value (its contract: the same where value_of is known).
     data, _ = await _run(FAST, "plain", False)
     assert data["items"][0]["twinOf"] == {"start": -1, "end": -1}
+
+
+NESTED = '{ items(case: "plain") { key later { width } spans { width start } } }'
+
+
+async def test_a_request_cancelled_at_any_step_leaves_no_coroutine_unawaited() -> None:
+    """A subscription's client that leaves mid-event cancels the execution wherever it is; the
+    awaitables the fast path had created for fields still pending must be closed, not left for
+    the garbage collector to report as never awaited (a RuntimeWarning, an error in tests)."""
+    for steps in range(40):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            task = asyncio.ensure_future(FAST.execute(NESTED))
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            del task
+            gc.collect()
+        unawaited = [str(w.message) for w in caught if "never awaited" in str(w.message)]
+        assert unawaited == [], (steps, unawaited)

@@ -32,6 +32,8 @@ reads of the libraries, and why: app/api/engine/__init__.py.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -219,7 +221,7 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
         except Exception:
             self._settle_in_background(results, awaitable_fields)
             raise
-        return _awaited_in_place(results, awaitable_fields) if awaitable_fields else results
+        return _InPlace(results, awaitable_fields) if awaitable_fields else results
 
     def _read_field(
         self, parent_type: GraphQLObjectType, source: Any, path: Path | None, name: str,
@@ -361,7 +363,7 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
         except Exception:
             self._settle_in_background(completed, awaitable_indices)
             raise
-        return _awaited_in_place(completed, awaitable_indices) if awaitable_indices else completed
+        return _InPlace(completed, awaitable_indices) if awaitable_indices else completed
 
     def _settle_in_background(self, values: Any, keys: list[Any]) -> None:
         """As graphql-core does when a synchronous error bubbles past pending siblings."""
@@ -369,10 +371,72 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
             self.settle_in_background([values[key] for key in keys])
 
 
-async def _awaited_in_place(values: Any, keys: list[Any]) -> Any:
+class _InPlace:
     """`values` (an object's fields or a list's items) with the awaitables at `keys` awaited
-    together and replaced by their results, as graphql-core gathers them."""
-    awaited = await gather_with_cancel(*(values[key] for key in keys))
+    together and replaced by their results, as graphql-core gathers them.
+
+    An awaitable object rather than a coroutine, because of what it holds: the awaitables of
+    fields still pending, created before it is awaited. When the task that would await it is
+    cancelled before it starts (a subscription's client leaving mid-event cancels the execution
+    wherever it is), a coroutine would never run, and every awaitable it held would be reported
+    as never awaited by the garbage collector; this one closes them instead."""
+
+    __slots__ = ("_keys", "_started", "_values")
+
+    def __init__(self, values: Any, keys: list[Any]) -> None:
+        self._values, self._keys, self._started = values, keys, False
+
+    def __await__(self) -> Any:
+        self._started = True
+        return _awaited_in_place(self._values, self._keys).__await__()
+
+    def close(self) -> None:
+        """Never to be awaited: what it holds is closed."""
+        if not self._started:
+            self._started = True
+            for key in self._keys:
+                _close_unstarted(self._values[key])
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _close_unstarted(value: Any) -> None:
+    """An awaitable that will never be awaited, closed with the awaitables it holds: a
+    coroutine that never started (graphql-core's wrapper of a field's result, strawberry's of a
+    resolver) holds the coroutine it would have awaited in its frame, and closing only the outer
+    one would leave that one to be reported as never awaited."""
+    if isinstance(value, _InPlace):
+        value.close()
+    elif inspect.iscoroutine(value) and inspect.getcoroutinestate(value) == inspect.CORO_CREATED:
+        held = _held(value)
+        value.close()
+        for inner in held:
+            _close_unstarted(inner)
+
+
+def _held(value: Any) -> list[Any]:
+    """The awaitables an unstarted coroutine holds (its arguments and closure)."""
+    frame = value.cr_frame if inspect.iscoroutine(value) else None
+    if frame is None or inspect.getcoroutinestate(value) != inspect.CORO_CREATED:
+        return []
+    return [v for v in frame.f_locals.values() if inspect.iscoroutine(v) or isinstance(v, _InPlace)]
+
+
+async def _awaited_in_place(values: Any, keys: list[Any]) -> Any:
+    pending = [values[key] for key in keys]
+    # What each of them would await first, kept until they are done: cancelled before its
+    # first step, a task only throws into its coroutine, which then lets go of the coroutine it
+    # held without awaiting it (before this frame sees the cancellation).
+    held = [_held(value) for value in pending]
+    try:
+        awaited = await gather_with_cancel(*pending)
+    except asyncio.CancelledError:
+        for value, inner in zip(pending, held, strict=True):
+            _close_unstarted(value)
+            for awaitable in inner:
+                _close_unstarted(awaitable)
+        raise
     for key, value in zip(keys, awaited, strict=True):
         values[key] = value
     return values
