@@ -14,7 +14,7 @@ from typing import Any
 
 import asyncpg
 
-from app.data.audit import SearchAudit, audit_insert
+from app.data.audit import SearchAudit
 from app.data.eligibility import (
     Destination,
     eligible,
@@ -289,54 +289,41 @@ async def record_shown(
     weights: tuple[str, Mapping[str, Any]] | None = None,
 ) -> bool:
     """What a historySearch showed joins the turn's ledger, and its audit row is written (and
-    the `weights` it ranked with frozen for its binding, if given), in one
-    statement, if the turn's row is still at `version` (its xmin when the search read the
-    ledger); False, writing nothing, if another search of the turn recorded in between. Each
-    recording rewrites the turn's row (a no-op update: a turn never changes), so a new version
-    is exactly "the ledger may have grown". The UPDATE waits for a concurrent recording and
-    then re-checks the version on the row it committed (READ COMMITTED's recheck), where a
-    SELECT ... FOR UPDATE would go on with a ledger read before the wait."""
-    p = Params([workspace_id])  # $1: the workspace, as audit_insert reads it
-    turn, agent, seen = p.add(turn_id), p.add(agent_id), p.add(version)
-    ids = p.add(list(message_ids), "bigint[]")
-    saved = ""
-    if weights is not None:
-        binding, ranked_with = weights
-        # A concurrent first search of the same binding may have saved its own: the first kept.
-        saved = f"""
-        saved as (
-            insert into turn_search_weights (workspace_id, turn_id, binding, weights)
-            select $1, t.id, {p.add(binding, "text")}, {p.add(dict(ranked_with), "jsonb")}
-            from turn t
-            on conflict do nothing
-        ),"""
-    audited = audit_insert(
-        p,
-        audit,
-        selected=p.add([dict(s) for s in selected], "jsonb"),
-        exclusions=p.add(dict(exclusions), "jsonb"),
-        source="turn",
-    )
-    row = await db.fetchrow(
-        f"""
-        with turn as (
-            update turns t set window_size = t.window_size
-            where t.workspace_id = $1 and t.id = {turn} and t.agent_id = {agent}
-              and t.xmin::text = {seen}
-            returning t.id
-        ),
-        added as (
-            insert into turn_evidence (workspace_id, turn_id, message_id)
-            select $1, t.id, x from turn t cross join unnest({ids}) as x
-            on conflict do nothing
-        ),{saved}
-        audited as ({audited})
-        select (select count(*) from turn) = 1 as recorded, (select id from audited) as audit_id
+    the `weights` it ranked with frozen for its binding, if given), all or nothing, if the
+    turn's row is still at `version` (its xmin when the search read the ledger); False, writing
+    nothing, if another search of the turn recorded in between. One statement, one round trip:
+    the function of migrations/035 (`recall_record_shown`), whose statements each name the
+    workspace, so that on Citus they run on its shard group's worker alone (docs/scale.md, A
+    worker lost). Its UPDATE of the turn's row is the version check: it waits for a concurrent
+    recording and then re-checks the version on the row that one committed (READ COMMITTED's
+    recheck), where a SELECT ... FOR UPDATE would go on with a ledger read before the wait."""
+    binding, ranked_with = weights if weights is not None else (None, None)
+    recorded: bool = await db.fetchval(
+        """
+        select recall_record_shown(
+            p_workspace => $1, p_turn => $2, p_agent => $3, p_version => $4,
+            p_message_ids => $5::bigint[], p_binding => $6::text, p_weights => $7::jsonb,
+            p_surface => $8, p_actor => $9, p_audit_turn => $10::bigint,
+            p_query_digest => $11, p_filters => $12::jsonb, p_destination => $13::jsonb,
+            p_selected => $14::jsonb, p_exclusions => $15::jsonb)
         """,
-        *p.values,
+        workspace_id,
+        turn_id,
+        agent_id,
+        version,
+        list(message_ids),
+        binding,
+        dict(ranked_with) if ranked_with is not None else None,
+        audit.surface,
+        audit.actor_id,
+        audit.turn_id,
+        audit.query_digest,
+        dict(audit.filters),
+        dict(audit.destination),
+        [dict(s) for s in selected],
+        dict(exclusions),
     )
-    assert row is not None
-    return bool(row["recorded"])
+    return bool(recorded)
 
 
 @dataclass(frozen=True, slots=True)
