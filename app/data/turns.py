@@ -59,6 +59,8 @@ class TurnTarget:
     requester_deactivated: bool
     trigger_seq: int | None
     destination: Destination | None
+    # The scope's destination audience (the row `destination` describes): the turn's.
+    destination_audience_id: int | None
 
 
 def _turn(workspace_id: int, turn_id: int, agent_id: int) -> tuple[str, list[object]]:
@@ -145,7 +147,8 @@ async def turn_target(
                (select tm.seq from messages tm
                 where tm.workspace_id = $1 and tm.id = {trigger} and tm.scope_id = s.id)
                    as trigger_seq,
-               a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers
+               a.id as dest_id, a.kind as dest_kind, a.namespace_id as dest_ns,
+               a.readers as dest_readers
         from (select 1) one
         left join scopes s on s.workspace_id = $1 and s.id = {scope}
         left join audiences a on a.workspace_id = $1 and a.id = s.destination_audience_id
@@ -165,6 +168,7 @@ async def turn_target(
         row["requester_deactivated"],
         row["trigger_seq"],
         destination,
+        row["dest_id"],
     )
 
 
@@ -172,6 +176,7 @@ async def insert_turn(
     db: Executor,
     destination: Destination,
     *,
+    destination_audience_id: int,
     agent_id: int,
     scope_id: int,
     requester_id: int,
@@ -181,32 +186,38 @@ async def insert_turn(
 ) -> int:
     """Write the turn and its loaded window: the last `window` messages of the scope before the
     trigger (or the latest). The window is what the runtime puts in the prompt, so it holds
-    only messages eligible for the turn's destination, like any other read."""
+    only messages eligible for the turn's destination, like any other read.
+
+    Two statements, in the caller's transaction: on Citus an INSERT inside a CTE is not routed
+    to a shard, and the turn's id would be sent to every worker (docs/scale.md, A worker
+    lost); each INSERT alone names the workspace and runs on its shard group's worker."""
+    turn_id: int = await db.fetchval(
+        "insert into turns (workspace_id, agent_id, scope_id, requester_id, trigger_message_id,"
+        " window_size, destination_audience_id) values ($1, $2, $3, $4, $5, $6, $7) returning id",
+        destination.workspace_id,
+        agent_id,
+        scope_id,
+        requester_id,
+        trigger_message_id,
+        window,
+        destination_audience_id,
+    )
+    if window == 0:
+        return turn_id
     p = Params(destination.params())  # $1-$4, as the eligibility fragments read them
     agent, scope = p.add(agent_id), p.add(scope_id)
-    requester, trigger = p.add(requester_id), p.add(trigger_message_id)
     before, size = p.add(trigger_seq, "integer"), p.add(window)
-    turn_id: int = await db.fetchval(
+    await db.execute(
         f"""
-        with t as (
-            insert into turns (workspace_id, agent_id, scope_id, requester_id, trigger_message_id,
-                               window_size, destination_audience_id)
-            select $1, {agent}, {scope}, {requester}, {trigger}, {size}, s.destination_audience_id
-            from scopes s where s.workspace_id = $1 and s.id = {scope}
-            returning id
-        ), w as (
-            insert into turn_window (workspace_id, turn_id, message_id)
-            select $1, t.id, m.id
-            from t, lateral (
-                select m.id from messages m
-                where m.workspace_id = $1 and m.scope_id = {scope}
-                  and ({before} is null or m.seq < {before})
-                  and {eligible("m")} and {in_perspective("m.scope_id", agent)}
-                order by m.seq desc
-                limit {size}
-            ) m
-        )
-        select id from t
+        insert into turn_window (workspace_id, turn_id, message_id)
+        -- m.workspace_id, not $1: Citus then runs the INSERT ... SELECT on the shard as it is.
+        select m.workspace_id, {p.add(turn_id)}, m.id
+        from messages m
+        where m.workspace_id = $1 and m.scope_id = {scope}
+          and ({before} is null or m.seq < {before})
+          and {eligible("m")} and {in_perspective("m.scope_id", agent)}
+        order by m.seq desc
+        limit {size}
         """,
         *p.values,
     )
