@@ -303,8 +303,13 @@ begin
     if recorded is null then
         return false;
     end if;
+    -- From the messages themselves (each exists: turn_evidence's foreign key), selecting the
+    -- distribution column: Citus pushes this INSERT ... SELECT down to the shard whole. Over
+    -- unnest() it ran through the coordinator (one more round trip to the worker, and a
+    -- two-phase commit on it).
     insert into turn_evidence (workspace_id, turn_id, message_id)
-    select p_workspace, recorded, x from unnest(p_message_ids) as x
+    select m.workspace_id, recorded, m.id from messages m
+    where m.workspace_id = p_workspace and m.id = any(p_message_ids)
     on conflict do nothing;
     if p_binding is not null then
         -- A concurrent first search of the same binding may have saved its own: the first kept.
