@@ -290,6 +290,41 @@ begin
 end
 $$;
 
+CREATE FUNCTION public.recall_record_shown(p_workspace bigint, p_turn bigint, p_agent bigint, p_version text, p_message_ids bigint[], p_binding text, p_weights jsonb, p_surface text, p_actor bigint, p_audit_turn bigint, p_query_digest text, p_filters jsonb, p_destination jsonb, p_selected jsonb, p_exclusions jsonb) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+declare
+    recorded bigint;
+begin
+    update turns t set window_size = t.window_size
+    where t.workspace_id = p_workspace and t.id = p_turn and t.agent_id = p_agent
+      and t.xmin::text = p_version
+    returning t.id into recorded;
+    if recorded is null then
+        return false;
+    end if;
+    -- From the messages themselves (each exists: turn_evidence's foreign key), selecting the
+    -- distribution column: Citus pushes this INSERT ... SELECT down to the shard whole. Over
+    -- unnest() it ran through the coordinator (one more round trip to the worker, and a
+    -- two-phase commit on it).
+    insert into turn_evidence (workspace_id, turn_id, message_id)
+    select m.workspace_id, recorded, m.id from messages m
+    where m.workspace_id = p_workspace and m.id = any(p_message_ids)
+    on conflict do nothing;
+    if p_binding is not null then
+        -- A concurrent first search of the same binding may have saved its own: the first kept.
+        insert into turn_search_weights (workspace_id, turn_id, binding, weights)
+        values (p_workspace, recorded, p_binding, p_weights)
+        on conflict do nothing;
+    end if;
+    insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest, filters,
+                              destination, selected, exclusions)
+    values (p_workspace, p_surface, p_actor, p_audit_turn, p_query_digest, p_filters,
+            p_destination, p_selected, p_exclusions);
+    return true;
+end
+$$;
+
 CREATE FUNCTION public.recall_search_tsquery(include text[], exclude text[], any_term boolean) RETURNS tsquery
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$

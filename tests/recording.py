@@ -39,18 +39,29 @@ async def recording_client(
     settings: Settings,
     dsn: str,
     setup: Callable[[asyncpg.Connection], Awaitable[None]] | None = None,
+    log_listener: Callable[[Any, asyncpg.PostgresLogMessage], None] | None = None,
 ) -> AsyncIterator[tuple[GraphQLClient, Recorder]]:
     """A client of the app whose every pooled connection reports its statements (after
-    `setup`, if given, has run on it)."""
+    `setup`, if given, has run on it), and its notices and log messages to `log_listener`."""
     recorder = Recorder()
     original = app.db._init_connection
+    original_reset = app.db._keep_session
 
     async def init(conn: asyncpg.Connection) -> None:
         await original(conn)
         if setup is not None:
             await setup(conn)
         conn.add_query_logger(recorder)
+        if log_listener is not None:
+            conn.add_log_listener(log_listener)
+
+    async def reset(conn: asyncpg.Connection) -> None:
+        # asyncpg drops a connection's log listeners when the pool takes it back.
+        await original_reset(conn)
+        if log_listener is not None:
+            conn.add_log_listener(log_listener)
 
     monkeypatch.setattr(app.db, "_init_connection", init)
+    monkeypatch.setattr(app.db, "_keep_session", reset)
     async with graphql_client(settings, dsn) as client:
         yield client, recorder

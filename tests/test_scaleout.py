@@ -113,12 +113,6 @@ def test_a_stopped_workers_tenants_answer_503_within_the_budget(result: dict[str
     assert _failures(result, "retry") == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="historySearch's ledger statement (app/data/turns.py, record_shown) is split by "
-    "Citus into subplans whose results go to every worker: with one worker down, historySearch "
-    "answers 503 for workspaces on the others too (docs/scale.md, A worker lost)",
-)
 def test_the_other_tenants_keep_working_while_a_worker_is_down(result: dict[str, Any]) -> None:
     assert _failures(result, "outage") == 0, result["phases"]["outage"]
 

@@ -39,24 +39,21 @@ class SearchAudit:
     destination: Mapping[str, Any]
 
 
-def audit_insert(
-    p: Params, audit: SearchAudit, *, selected: str, exclusions: str, source: str | None = None
-) -> str:
-    """The audit row's INSERT: `selected` and `exclusions` are SQL expressions (bound values, or
-    over the statement's CTEs); the rest is bound here ($1 is the workspace, as in every search
-    statement). With `source`, one row per row of it (a CTE that may be empty: then no row is
-    written), for a data-modifying CTE; without, an INSERT ... VALUES, which Citus routes to
-    the workspace's shard as it is."""
+def audit_insert(p: Params, audit: SearchAudit, *, selected: str, exclusions: str) -> str:
+    """The audit row's INSERT ... VALUES, which Citus routes to the workspace's shard as it is:
+    `selected` and `exclusions` are SQL expressions (bound values); the rest is bound here ($1
+    is the workspace, as in every search statement). historySearch's audit row is written with
+    the same columns by migrations/035's recall_record_shown (app.data.turns.record_shown),
+    with its ledger, in one statement."""
     values = (
         f"$1, {p.add(audit.surface, 'text')}, {p.add(audit.actor_id, 'bigint')},"
         f" {p.add(audit.turn_id, 'bigint')}, {p.add(audit.query_digest, 'text')},"
         f" {p.add(dict(audit.filters), 'jsonb')}, {p.add(dict(audit.destination), 'jsonb')},"
         f" {selected}, {exclusions}"
     )
-    rows = f"select {values} from {source}" if source is not None else f"values ({values})"
     return (
         "insert into search_audit (workspace_id, surface, actor_id, turn_id, query_digest,"
-        f" filters, destination, selected, exclusions) {rows} returning id"
+        f" filters, destination, selected, exclusions) values ({values}) returning id"
     )
 
 

@@ -23,40 +23,40 @@ async def write_reply(
 ) -> WrittenReply:
     """Insert the reply and its message_sources (the turn's evidence ∪ its loaded window).
 
-    The caller holds the turn's row lock in a transaction. The workspace row is locked before
-    the scope row, always in that order, so concurrent writers never deadlock; the two
-    counters then give the next global_seq and seq.
-    """
+    The caller holds the turn's row lock in a transaction, so the ledger read here is the one
+    the reply is built from. The workspace row is locked before the scope row, always in that
+    order, so concurrent writers never deadlock; the two counters then give the next
+    global_seq and seq. Each INSERT is a statement of its own: on Citus an INSERT inside a CTE
+    is not routed to a shard, and its CTEs' results would go to every worker (docs/scale.md,
+    A worker lost)."""
     global_seq: int = await db.fetchval(
         "update workspaces set last_global_seq = last_global_seq + 1 where id = $1"
         " returning last_global_seq",
         workspace_id,
     )
     scope = await db.fetchrow(
-        "update scopes set last_seq = last_seq + 1 where workspace_id = $1 and id = $2"
-        " returning last_seq, origin_audience_id",
+        """
+        update scopes set last_seq = last_seq + 1 where workspace_id = $1 and id = $2
+        returning last_seq, origin_audience_id,
+            array(select e.message_id from turn_evidence e
+                  where e.workspace_id = $1 and e.turn_id = $3
+                  union
+                  select w.message_id from turn_window w
+                  where w.workspace_id = $1 and w.turn_id = $3) as sources
+        """,
         workspace_id,
         scope_id,
+        turn_id,
     )
     assert scope is not None
+    sources: list[int] = scope["sources"]
     row = await db.fetchrow(
         f"""
-        with src as (
-            select message_id from turn_evidence where workspace_id = $1 and turn_id = $2
-            union
-            select message_id from turn_window where workspace_id = $1 and turn_id = $2
-        ), m as (
-            insert into messages (workspace_id, key, scope_id, seq, global_seq, author_id, body,
-                                  created_at, audience_id, evidence, has_provenance)
-            -- INSERT ... SELECT, not VALUES with a subquery: Citus routes only the former.
-            select $1, 'reply-' || $2::bigint || '-' || $4::integer, $3, $4, $5, $6, $7,
-                   now(), $8, true, exists (select 1 from src)
-            returning *
-        ), linked as (
-            insert into message_sources (workspace_id, message_id, source_message_id)
-            select $1, m.id, src.message_id from m, src
-        )
-        select {MESSAGE_COLUMNS}, (select count(*) from src) as sources from m
+        insert into messages as m (workspace_id, key, scope_id, seq, global_seq, author_id,
+                                   body, created_at, audience_id, evidence, has_provenance)
+        values ($1, 'reply-' || $2::bigint || '-' || $4::integer, $3, $4, $5, $6, $7, now(), $8,
+                true, $9)
+        returning {MESSAGE_COLUMNS}
         """,
         workspace_id,
         turn_id,
@@ -66,9 +66,19 @@ async def write_reply(
         agent_id,
         body,
         scope["origin_audience_id"],
+        bool(sources),
     )
     assert row is not None
-    return WrittenReply(MessageRow.of(row), row["sources"])
+    message = MessageRow.of(row)
+    if sources:
+        await db.execute(
+            "insert into message_sources (workspace_id, message_id, source_message_id)"
+            " select $1, $2, s from unnest($3::bigint[]) as s",
+            workspace_id,
+            message.id,
+            sources,
+        )
+    return WrittenReply(message, len(sources))
 
 
 async def deliverable(db: Session, destination: Destination, message_id: int) -> bool:

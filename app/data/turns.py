@@ -14,7 +14,7 @@ from typing import Any
 
 import asyncpg
 
-from app.data.audit import SearchAudit, audit_insert
+from app.data.audit import SearchAudit
 from app.data.eligibility import (
     Destination,
     eligible,
@@ -59,6 +59,8 @@ class TurnTarget:
     requester_deactivated: bool
     trigger_seq: int | None
     destination: Destination | None
+    # The scope's destination audience (the row `destination` describes): the turn's.
+    destination_audience_id: int | None
 
 
 def _turn(workspace_id: int, turn_id: int, agent_id: int) -> tuple[str, list[object]]:
@@ -145,7 +147,8 @@ async def turn_target(
                (select tm.seq from messages tm
                 where tm.workspace_id = $1 and tm.id = {trigger} and tm.scope_id = s.id)
                    as trigger_seq,
-               a.kind as dest_kind, a.namespace_id as dest_ns, a.readers as dest_readers
+               a.id as dest_id, a.kind as dest_kind, a.namespace_id as dest_ns,
+               a.readers as dest_readers
         from (select 1) one
         left join scopes s on s.workspace_id = $1 and s.id = {scope}
         left join audiences a on a.workspace_id = $1 and a.id = s.destination_audience_id
@@ -165,6 +168,7 @@ async def turn_target(
         row["requester_deactivated"],
         row["trigger_seq"],
         destination,
+        row["dest_id"],
     )
 
 
@@ -172,6 +176,7 @@ async def insert_turn(
     db: Executor,
     destination: Destination,
     *,
+    destination_audience_id: int,
     agent_id: int,
     scope_id: int,
     requester_id: int,
@@ -181,32 +186,38 @@ async def insert_turn(
 ) -> int:
     """Write the turn and its loaded window: the last `window` messages of the scope before the
     trigger (or the latest). The window is what the runtime puts in the prompt, so it holds
-    only messages eligible for the turn's destination, like any other read."""
+    only messages eligible for the turn's destination, like any other read.
+
+    Two statements, in the caller's transaction: on Citus an INSERT inside a CTE is not routed
+    to a shard, and the turn's id would be sent to every worker (docs/scale.md, A worker
+    lost); each INSERT alone names the workspace and runs on its shard group's worker."""
+    turn_id: int = await db.fetchval(
+        "insert into turns (workspace_id, agent_id, scope_id, requester_id, trigger_message_id,"
+        " window_size, destination_audience_id) values ($1, $2, $3, $4, $5, $6, $7) returning id",
+        destination.workspace_id,
+        agent_id,
+        scope_id,
+        requester_id,
+        trigger_message_id,
+        window,
+        destination_audience_id,
+    )
+    if window == 0:
+        return turn_id
     p = Params(destination.params())  # $1-$4, as the eligibility fragments read them
     agent, scope = p.add(agent_id), p.add(scope_id)
-    requester, trigger = p.add(requester_id), p.add(trigger_message_id)
     before, size = p.add(trigger_seq, "integer"), p.add(window)
-    turn_id: int = await db.fetchval(
+    await db.execute(
         f"""
-        with t as (
-            insert into turns (workspace_id, agent_id, scope_id, requester_id, trigger_message_id,
-                               window_size, destination_audience_id)
-            select $1, {agent}, {scope}, {requester}, {trigger}, {size}, s.destination_audience_id
-            from scopes s where s.workspace_id = $1 and s.id = {scope}
-            returning id
-        ), w as (
-            insert into turn_window (workspace_id, turn_id, message_id)
-            select $1, t.id, m.id
-            from t, lateral (
-                select m.id from messages m
-                where m.workspace_id = $1 and m.scope_id = {scope}
-                  and ({before} is null or m.seq < {before})
-                  and {eligible("m")} and {in_perspective("m.scope_id", agent)}
-                order by m.seq desc
-                limit {size}
-            ) m
-        )
-        select id from t
+        insert into turn_window (workspace_id, turn_id, message_id)
+        -- m.workspace_id, not $1: Citus then runs the INSERT ... SELECT on the shard as it is.
+        select m.workspace_id, {p.add(turn_id)}, m.id
+        from messages m
+        where m.workspace_id = $1 and m.scope_id = {scope}
+          and ({before} is null or m.seq < {before})
+          and {eligible("m")} and {in_perspective("m.scope_id", agent)}
+        order by m.seq desc
+        limit {size}
         """,
         *p.values,
     )
@@ -289,54 +300,41 @@ async def record_shown(
     weights: tuple[str, Mapping[str, Any]] | None = None,
 ) -> bool:
     """What a historySearch showed joins the turn's ledger, and its audit row is written (and
-    the `weights` it ranked with frozen for its binding, if given), in one
-    statement, if the turn's row is still at `version` (its xmin when the search read the
-    ledger); False, writing nothing, if another search of the turn recorded in between. Each
-    recording rewrites the turn's row (a no-op update: a turn never changes), so a new version
-    is exactly "the ledger may have grown". The UPDATE waits for a concurrent recording and
-    then re-checks the version on the row it committed (READ COMMITTED's recheck), where a
-    SELECT ... FOR UPDATE would go on with a ledger read before the wait."""
-    p = Params([workspace_id])  # $1: the workspace, as audit_insert reads it
-    turn, agent, seen = p.add(turn_id), p.add(agent_id), p.add(version)
-    ids = p.add(list(message_ids), "bigint[]")
-    saved = ""
-    if weights is not None:
-        binding, ranked_with = weights
-        # A concurrent first search of the same binding may have saved its own: the first kept.
-        saved = f"""
-        saved as (
-            insert into turn_search_weights (workspace_id, turn_id, binding, weights)
-            select $1, t.id, {p.add(binding, "text")}, {p.add(dict(ranked_with), "jsonb")}
-            from turn t
-            on conflict do nothing
-        ),"""
-    audited = audit_insert(
-        p,
-        audit,
-        selected=p.add([dict(s) for s in selected], "jsonb"),
-        exclusions=p.add(dict(exclusions), "jsonb"),
-        source="turn",
-    )
-    row = await db.fetchrow(
-        f"""
-        with turn as (
-            update turns t set window_size = t.window_size
-            where t.workspace_id = $1 and t.id = {turn} and t.agent_id = {agent}
-              and t.xmin::text = {seen}
-            returning t.id
-        ),
-        added as (
-            insert into turn_evidence (workspace_id, turn_id, message_id)
-            select $1, t.id, x from turn t cross join unnest({ids}) as x
-            on conflict do nothing
-        ),{saved}
-        audited as ({audited})
-        select (select count(*) from turn) = 1 as recorded, (select id from audited) as audit_id
+    the `weights` it ranked with frozen for its binding, if given), all or nothing, if the
+    turn's row is still at `version` (its xmin when the search read the ledger); False, writing
+    nothing, if another search of the turn recorded in between. One statement, one round trip:
+    the function of migrations/035 (`recall_record_shown`), whose statements each name the
+    workspace, so that on Citus they run on its shard group's worker alone (docs/scale.md, A
+    worker lost). Its UPDATE of the turn's row is the version check: it waits for a concurrent
+    recording and then re-checks the version on the row that one committed (READ COMMITTED's
+    recheck), where a SELECT ... FOR UPDATE would go on with a ledger read before the wait."""
+    binding, ranked_with = weights if weights is not None else (None, None)
+    recorded: bool = await db.fetchval(
+        """
+        select recall_record_shown(
+            p_workspace => $1, p_turn => $2, p_agent => $3, p_version => $4,
+            p_message_ids => $5::bigint[], p_binding => $6::text, p_weights => $7::jsonb,
+            p_surface => $8, p_actor => $9, p_audit_turn => $10::bigint,
+            p_query_digest => $11, p_filters => $12::jsonb, p_destination => $13::jsonb,
+            p_selected => $14::jsonb, p_exclusions => $15::jsonb)
         """,
-        *p.values,
+        workspace_id,
+        turn_id,
+        agent_id,
+        version,
+        list(message_ids),
+        binding,
+        dict(ranked_with) if ranked_with is not None else None,
+        audit.surface,
+        audit.actor_id,
+        audit.turn_id,
+        audit.query_digest,
+        dict(audit.filters),
+        dict(audit.destination),
+        [dict(s) for s in selected],
+        dict(exclusions),
     )
-    assert row is not None
-    return bool(row["recorded"])
+    return bool(recorded)
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,7 +70,12 @@ async def _begin(
     )
     # A scope that does not exist and one the agent is not in answer alike, so the error
     # reveals nothing about scopes outside the agent's perspective.
-    if not target.agent_in_scope or target.destination is None or scope_id is None:
+    if (
+        not target.agent_in_scope
+        or target.destination is None
+        or target.destination_audience_id is None
+        or scope_id is None
+    ):
         raise Forbidden("the agent is not a member of that scope")
     if not target.requester_is_member or requester_id is None:
         raise Forbidden("the requester is not a member of this workspace")
@@ -82,6 +87,7 @@ async def _begin(
     turn_id = await turns.insert_turn(
         db,
         target.destination,
+        destination_audience_id=target.destination_audience_id,
         agent_id=agent_id,
         scope_id=scope_id,
         requester_id=requester_id,

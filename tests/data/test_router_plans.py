@@ -12,7 +12,11 @@ turn, the ledger, an audience) may take a few.
 
 While the surface runs, the app's sessions also have `citus.multi_task_query_log_level =
 error`, so a multi-task statement run inside a function (which EXPLAIN cannot see into) fails
-the request itself.
+the request itself, and `citus.log_remote_commands = on`: every command the coordinator sends
+names its node, and all of a surface's go to one worker, the one holding the workspace's shard
+group. One task per job is not enough for that: a statement split into subplans (an INSERT
+inside a CTE) sends each subplan's result to every worker that may read it, and commits on
+all of them, so that with any worker down the surface failed for every workspace (issue 37).
 
 Only on Citus (RECALL_TEST_CITUS): on plain PostgreSQL there are no shards to route to.
 """
@@ -47,20 +51,59 @@ from tests.message_search_support import author, search
 from tests.personas import load, load_personas
 from tests.recording import Recorder, recording_client
 
-pytestmark = pytest.mark.skipif(not on_citus(), reason="router plans are a Citus property")
+pytestmark = [
+    pytest.mark.skipif(not on_citus(), reason="router plans are a Citus property"),
+    # The listener that collects the nodes (Servers) stays for the pooled connection's life.
+    pytest.mark.filterwarnings("ignore:.*released to the pool but has 1 active log listener"),
+]
+
+
+# The node a command went to, as citus.log_remote_commands tells it ("on server user@host:port").
+_SERVER = re.compile(r"on server \S+@(\S+:\d+)")
+
+
+class Servers:
+    """The nodes the coordinator sent commands to for the app's statements."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def __call__(self, conn: Any, message: asyncpg.PostgresLogMessage) -> None:
+        found = _SERVER.search(str(message.detail or ""))
+        if found:
+            self.seen.add(found.group(1))
+
+    def take(self) -> set[str]:
+        taken, self.seen = self.seen, set()
+        return taken
+
+
+_servers = Servers()
+
+
+def _forget(recorder: Recorder) -> None:
+    """Drop what the set-up sent: its statements are not the surface's."""
+    recorder.take()
+    _servers.take()
 
 
 async def _guard(conn: asyncpg.Connection) -> None:
     await conn.execute("set citus.multi_task_query_log_level = error")
+    # Every command the coordinator sends to a node is reported (at LOG level, with the node).
+    await conn.execute("set citus.log_remote_commands = on")
+    await conn.execute("set client_min_messages = log")
 
 
 @pytest.fixture
 async def recorded(
     monkeypatch: pytest.MonkeyPatch, dsn: str, settings: Any
 ) -> AsyncIterator[tuple[GraphQLClient, Recorder]]:
-    """A client of the app whose every pooled connection reports its statements and refuses
-    to run one that is planned as several tasks."""
-    async with recording_client(monkeypatch, settings, dsn, _guard) as recorded:
+    """A client of the app whose every pooled connection reports its statements and the nodes
+    they reach, and refuses to run one that is planned as several tasks."""
+    _servers.take()
+    async with recording_client(
+        monkeypatch, settings, dsn, _guard, log_listener=_servers
+    ) as recorded:
         yield recorded
 
 
@@ -110,6 +153,18 @@ async def assert_router_plans(
                 f" expected):\n{query}\nargs: {args!r}"
             )
     assert distributed, f"{surface}: no recorded statement reads a distributed table"
+    # One worker: the one holding the workspace's shard group. A statement Citus split into
+    # subplans sends their results to every worker (and commits on all of them): with any
+    # worker down, the surface would fail for every workspace (docs/scale.md, A worker lost).
+    workers = await _workers(db)
+    reached = _servers.take() & workers
+    assert len(reached) == 1, f"{surface}: the statements reached the workers {sorted(reached)}"
+
+
+async def _workers(db: asyncpg.Connection) -> set[str]:
+    """host:port of every worker (the coordinator's own connections to itself are not)."""
+    rows = await db.fetch("select nodename, nodeport from pg_dist_node where groupid > 0")
+    return {f"{r['nodename']}:{r['nodeport']}" for r in rows}
 
 
 async def test_every_statement_of_message_search_is_a_router_query(
@@ -119,7 +174,7 @@ async def test_every_statement_of_message_search_is_a_router_query(
     await load_personas(db)
     alice = await issue_token("member", "acme", "alice")
     carol = await issue_token("member", "acme", "carol")
-    recorder.take()  # the set-up's statements are not the surface's
+    _forget(recorder)  # the set-up's statements are not the surface's
     first = await search(client, alice, "Acme", first=2)
     assert first["edges"] and first["pageInfo"]["hasNextPage"]
     await search(client, alice, "Acme", first=2, after=first["pageInfo"]["endCursor"])
@@ -142,7 +197,7 @@ async def test_every_statement_of_a_turn_is_a_router_query(
     delivered and withheld."""
     client, recorder = recorded
     await load_history_personas(db)
-    recorder.take()
+    _forget(recorder)
     turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
     await assert_router_plans(db, recorder.take(), "startTurn")
 
@@ -168,7 +223,7 @@ async def test_every_statement_of_the_applier_is_a_router_query(
     client, recorder = recorded
     await load_personas(db)
     connector = Connector(client, await issue_connector_token(db, "acme"))
-    recorder.take()
+    _forget(recorder)
     for change in every_kind_of_change():
         await connector.apply(change)
     await connector.apply(
@@ -189,7 +244,7 @@ async def test_every_statement_of_linked_identities_is_a_router_query(
     web = await issue_token("member", "acme", "alice-web")
     bob = await issue_token("member", "acme", "bob")
     connector = Connector(client, await issue_connector_token(db, "acme"))
-    recorder.take()
+    _forget(recorder)
     code = await start_code(client, alice)
     refused = await client.post(CONFIRM_LINK, {"code": code}, token=bob)
     assert refused.codes == ["BAD_USER_INPUT"], refused.body
@@ -201,7 +256,7 @@ async def test_every_statement_of_linked_identities_is_a_router_query(
 
     assert "da1" in [e["node"]["key"] for e in (await search(client, web, "zebra"))["edges"]]
     turn = await start_turn(client, db, issue_token, scope="web-dm", requester="alice-web")
-    recorder.take()
+    _forget(recorder)
     found = await history_search(client, turn, "zebra", speaker="REQUESTER")
     assert found["edges"], found
     await client.gql(REPLY, {"body": "zebra noted"}, token=turn)
