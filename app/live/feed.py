@@ -78,7 +78,11 @@ class Feed:
             # Nothing read yet, or a subscriber ahead of the feed (it read the head after a
             # commit whose notification had not arrived yet): start again from there.
             self._events, self._base, self._read_to = [], position, position
-        events, head = await read(self._read_to, self._keep)
+        try:
+            events, head = await read(self._read_to, self._keep)
+        except BaseException:
+            self._stale = True  # the next subscriber to ask tries again
+            raise
         self._read_at = time.monotonic()
         self._head = max(self._head, head)
         self._events.extend(events)
