@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
@@ -187,6 +188,18 @@ async def _writer(
     return n - start
 
 
+async def _live_reads(port: int) -> dict[str, float]:
+    """recall_live_reads_total by `what`, from the server's /metrics."""
+    async with httpx.AsyncClient() as client:
+        text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+    reads: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("recall_live_reads_total{"):
+            labels, _, value = line.partition("} ")
+            reads[labels.split('what="')[1].rstrip('"')] = float(value)
+    return reads
+
+
 async def _open_socket(
     port: int, token: str, subscriptions: list[tuple[str, dict[str, Any]]]
 ) -> ClientConnection:
@@ -307,6 +320,7 @@ async def _one_server(
         await asyncio.sleep(3)  # every subscription listening before the first post
         rss_after = _rss_mb(pids)
         committed.clear()
+        reads_before = await _live_reads(port)
         live, _ = await _phase(port, pids, setup["search_token"], write, args.seconds)
         subscriptions = len(sockets) * per_socket
         expected = len(committed) * subscriptions
@@ -316,6 +330,7 @@ async def _one_server(
             if got >= expected:
                 break
             await asyncio.sleep(0.5)
+        reads_after = await _live_reads(port)
         for ws in sockets:
             await ws.close()
         for r in readers:
@@ -327,6 +342,7 @@ async def _one_server(
             for at in ats
         ]
         delivered = len(latencies)
+        commits = max(1, live.posted // args.batch)
         extra_server = (
             (live.server_cpu_s or 0) - (writes.server_cpu_s or 0)
             if live.server_cpu_s is not None
@@ -346,6 +362,16 @@ async def _one_server(
                 "p99": round(pct(latencies, 99), 1) if latencies else None,
                 "max": round(max(latencies), 1) if latencies else None,
             },
+            # Statements live push sent per commit (recall_live_reads_total): one process's
+            # /metrics, so for a 1-process run only.
+            live_statements_per_commit=(
+                {
+                    what: round((reads_after[what] - reads_before.get(what, 0)) / commits, 2)
+                    for what in reads_after
+                }
+                if processes == 1 and commits
+                else None
+            ),
             memory_kb_per_subscription=round((rss_after - rss_before) * 1024 / subscriptions, 1),
             server_cpu_ms_per_event=(
                 round(extra_server * 1000 / delivered, 3)
