@@ -36,3 +36,19 @@ async def test_generated_fixture_imports(db: asyncpg.Connection, tmp_path: Path)
     assert result["threads"] == summary.threads
     indexed = await db.fetchval("select count(*) from search_documents")
     assert indexed == 500
+
+
+def test_side_by_side_tables_both_servers_runs() -> None:
+    """bench.side_by_side's table, from two committed bench.run results: one row per query
+    kind with both sides and their ratio, and the import rates."""
+    from bench.side_by_side import table
+
+    results = Path(__file__).resolve().parent.parent / "docs" / "results"
+    text = table(
+        {
+            side: json.loads((results / f"bench-100k-postgres-vs-citus-{side}.json").read_text())
+            for side in ("postgres", "citus")
+        }
+    )
+    assert "| messageSearch rare | 11.5 | 23.79 | 3 | 18.12 | 21.71 | 3 | 1.6× |" in text
+    assert "| `recall import` (msg/s) | 18,706 | 11,648 |" in text
