@@ -17,6 +17,7 @@ from graphql import (
     VariableNode,
 )
 
+from app.api.engine.internals import resolve_info
 from app.data.readers import Reader
 from app.data.session import Session
 from app.history_search.ledger import Ledger
@@ -47,7 +48,7 @@ def selects(info: Info, name: str) -> bool:
 
     Read from the field's nodes in the document: strawberry's `info.selected_fields` builds an
     object for every field and argument below this one first (~0.1 ms for a search page)."""
-    raw = info._raw_info
+    raw = resolve_info(info)
     fragments = raw.fragments
     # The coerced values (graphql-core's VariableValues, or the dict strawberry hands on).
     given: Any = raw.variable_values
