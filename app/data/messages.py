@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from app.data.eligibility import allowed_audiences_cte
 from app.data.params import Params
@@ -46,7 +45,4 @@ async def readable_messages_by_ids(
         """,
         *p.values,
     )
-    return [
-        replace(MessageRow.of(r), author=ActorRow.of(r, "a_"), scope=ScopeRow.of(r, "s_"))
-        for r in rows
-    ]
+    return [MessageRow.of(r, author=ActorRow.of(r, "a_"), scope=ScopeRow.of(r, "s_")) for r in rows]

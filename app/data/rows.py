@@ -101,7 +101,15 @@ class MessageRow:
     scope: ScopeRow | None = None
 
     @classmethod
-    def of(cls, r: asyncpg.Record) -> MessageRow:
+    def of(
+        cls,
+        r: asyncpg.Record,
+        *,
+        body_complete: bool = True,
+        author: ActorRow | None = None,
+        scope: ScopeRow | None = None,
+    ) -> MessageRow:
+        # Built once with everything (dataclasses.replace on a frozen row cost ~4 µs a hit).
         return cls(
             r["id"],
             r["key"],
@@ -111,4 +119,7 @@ class MessageRow:
             r["author_id"],
             r["body"],
             r["created_at"],
+            body_complete,
+            author,
+            scope,
         )

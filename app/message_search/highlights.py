@@ -26,7 +26,7 @@ _CJK_RUN = re.compile(
 Range = tuple[int, int]
 
 
-_MARK = re.compile(f"[{re.escape(START_MARK)}{re.escape(STOP_MARK)}]")
+_MARK_SPLIT = re.compile(f"([{re.escape(START_MARK)}{re.escape(STOP_MARK)}])")
 
 
 def utf16_len(text: str) -> int:
@@ -51,28 +51,29 @@ def marked_ranges(body: str, marked: str | None) -> list[Range]:
     """Ranges of the START_MARK…STOP_MARK spans of ts_headline's copy of `body`."""
     if marked is None:
         return []
+    # Whole segments between marks, not characters: a body is mostly unmarked text.
+    # [segment, mark, segment, mark, …, segment]
+    pieces = _MARK_SPLIT.split(marked)
+    segments = pieces[0::2]
+    # The marked copy is the body with marks inserted (and the body's own marks replaced by
+    # one-unit U+FFFD). If it is anything else, its offsets would be wrong: show none.
+    expected = body.replace(START_MARK, "\ufffd").replace(STOP_MARK, "\ufffd")
+    if "".join(segments) != expected:
+        return []
+    # A body without code points beyond the BMP (nearly all) counts UTF-16 units as len().
+    length = len if utf16_len(body) == len(body) else utf16_len
     ranges: list[Range] = []
-    plain: list[str] = []
     pos = 0
     start: int | None = None
-    last = 0
-    # Whole segments between marks, not characters: a body is mostly unmarked text.
-    for mark in _MARK.finditer(marked):
-        segment = marked[last : mark.start()]
-        plain.append(segment)
-        pos += utf16_len(segment)
-        last = mark.end()
-        if mark.group() == START_MARK:
+    for segment, mark in zip(segments, pieces[1::2], strict=False):
+        pos += length(segment)
+        if mark == START_MARK:
             start = pos
         else:
             if start is not None and pos > start:
                 ranges.append((start, pos))
             start = None
-    plain.append(marked[last:])
-    # The marked copy is the body with marks inserted (and the body's own marks replaced by
-    # one-unit U+FFFD). If it is anything else, its offsets would be wrong: show none.
-    expected = body.replace(START_MARK, "\ufffd").replace(STOP_MARK, "\ufffd")
-    return ranges if "".join(plain) == expected else []
+    return ranges
 
 
 def cjk_ranges(body: str, include: Sequence[str]) -> list[Range]:

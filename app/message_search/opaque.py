@@ -27,6 +27,9 @@ MAX_CURSOR_CHARS = 512
 _NONCE = 12
 # The format: "c1." and base64url(nonce || ciphertext and tag).
 _PREFIX = "c1."
+# json.dumps(payload, separators=(",", ":")), without building an encoder per call (~5 µs of a
+# cursor's ~9; a page of 20 seals 21): the same text, from one encoder made once.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
 class Sealer:
@@ -37,7 +40,7 @@ class Sealer:
 
     def seal(self, payload: Mapping[str, Any], context: str) -> str:
         nonce = os.urandom(_NONCE)
-        raw = json.dumps(payload, separators=(",", ":")).encode()
+        raw = _COMPACT.encode(payload).encode()
         sealed = nonce + self._aead.encrypt(nonce, raw, context.encode())
         return _PREFIX + base64.urlsafe_b64encode(sealed).decode().rstrip("=")
 
@@ -58,7 +61,7 @@ class Sealer:
 
 
 def seal(payload: Mapping[str, Any]) -> str:
-    raw = json.dumps(payload, separators=(",", ":"))
+    raw = _COMPACT.encode(payload)
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 

@@ -72,6 +72,8 @@ class Item:
     maybe_spans: list[Span | None] | None
     maker: strawberry.Private[Any]
     twin: strawberry.Private[Any] = None
+    # What `label` answers without being called, where it is not None.
+    known_label: strawberry.Private[Any] = None
 
     def _hydrated_maker(self) -> Person | Robot | None:
         maker: Person | Robot | None = self.maker if not isinstance(self.maker, str) else None
@@ -101,6 +103,12 @@ class Item:
     def twin_of(self) -> Span:
         return Span(start=-1, end=-1)
 
+    @strawberry.field
+    @without_info(lambda self: self.known_label)
+    def label(self) -> str:
+        CALLS.append("label")
+        return self.known_label if self.known_label is not None else f"loaded {self.key}"
+
 
 ROWS: dict[str, list[Any]] = {}
 
@@ -116,6 +124,7 @@ class _Raising:
     maybe_spans = None
     maker = "Eve"
     twin = None
+    known_label = None
 
     @property
     def key(self) -> str:
@@ -144,6 +153,7 @@ def _item(key: str = "a", **changes: Any) -> Any:
         "crowd": [Person(name="Cy", age=9), Robot(name="K9", model="dog")],
         "maybe_spans": [Span(start=1, end=1), None],
         "maker": Person(name="Ada", age=36),
+        "known_label": f"label {key}",
     }
     fields.update(changes)
     return Item(**fields)
@@ -161,7 +171,7 @@ def _unchecked(kind: type[T], **fields: Any) -> T:
 ROWS.update(
     {
         "plain": [_item("a"), _item("b", maker=Robot(name="R2", model="astromech"))],
-        "unhydrated": [_item("c", maker="Grace")],
+        "unhydrated": [_item("c", maker="Grace", known_label=None)],
         "twin": [_item("d", twin=Span(start=7, end=8))],
         "null_leaf": [
             _item("e"),
@@ -191,6 +201,7 @@ ROWS.update(
         "awaited_error": [_item("o", spans=[Span(start=0, end=1), Span(start=5, end=2)])],
         "wrong_enum": [_item("p", mood="sleepy")],
         "wrong_scalar": [_item("q", created="yesterday")],
+        "wrong_label": [_item("t", known_label=["not", "a", "string"])],
         "wrong_in_interface_list": [
             _item("r", crowd=[Person(name="Ok", age=1), Span(start=0, end=0)])
         ],
@@ -216,6 +227,7 @@ query($case: String!, $broken: Boolean!) {
     named { __typename name ... on Robot { model } }
     later { start end }
     twinOf { start end }
+    label
     broken @include(if: $broken) { start }
     alias: key
   }
@@ -270,11 +282,14 @@ async def test_a_resolver_marked_without_info_is_not_called_where_its_value_is_k
     CALLS.clear()
     await _run(FAST, "plain", False)
     assert CALLS.count("made_by") == 0 and CALLS.count("named") == 2
+    # A leaf too (Message.body): its value_of, serialized.
+    assert CALLS.count("label") == 0
     CALLS.clear()
     data, errors = await _run(FAST, "unhydrated", False)
     # value_of is None there: the resolver answers.
-    assert CALLS.count("made_by") == 1 and not errors
+    assert CALLS.count("made_by") == 1 and CALLS.count("label") == 1 and not errors
     assert data["items"][0]["madeBy"] == {"__typename": "Person", "name": "Grace", "age": 0}
+    assert data["items"][0]["label"] == "loaded c"
 
 
 async def test_without_info_answers_with_its_value_not_the_resolvers() -> None:

@@ -142,3 +142,33 @@ def test_only_an_agent_reaches_a_turns_operations_through_a_turn() -> None:
             assert not allows_through_turn(turn_operation, kind)
     for other in (MESSAGE_SEARCH, START_TURN):
         assert not allows_through_turn(other, TokenKind.AGENT)
+
+
+def test_a_remembered_shape_follows_the_variables_that_size_its_lists() -> None:
+    """measure_text keeps a document's shape per process; each request's page sizes and id
+    lists still count: every answer equals a fresh walk's, whatever was asked before."""
+    from graphql import parse
+
+    from app.api.limits import measure_text
+
+    text = (
+        "query($q: String!, $n: Int, $ids: [ID!]!, $skip: Boolean!) {"
+        " messageSearch(query: $q, first: $n) { edges { cursor node { key } } }"
+        " nodes(ids: $ids) @skip(if: $skip) { id } }"
+    )
+    document = parse(text)
+    cases: list[dict[str, Any]] = [
+        {"q": "a", "n": 1, "ids": ["x"], "skip": False},
+        {"q": "b", "n": 100, "ids": ["x"], "skip": True},
+        {"q": "a", "n": 1, "ids": ["x", "y", "z"], "skip": False},
+        {"q": "a", "n": True, "ids": [], "skip": False},
+        {"q": "a", "n": -5, "ids": "x", "skip": False},
+        {"q": "a", "n": None, "ids": ["x"] * 40, "skip": False},
+        {"q": "a", "n": 1, "ids": ["x"], "skip": False},
+        {"q": "a", "n": 100, "ids": ["x"] * 40, "skip": False},
+    ]
+    walked = [measure(schema._schema, document, None, v) for v in cases]
+    assert len({w.cost for w in walked}) >= 5  # the cases do size the lists differently
+    for _ in range(2):
+        for variables, expected in zip(cases, walked, strict=True):
+            assert measure_text(schema._schema, document, text, None, variables) == expected

@@ -28,7 +28,10 @@ strawberry-graphql:
 - the generated `is_type_of` (`_get_is_type_of.<locals>.is_type_of`): an isinstance check that
   ignores its info, recognised by name;
 - `ExecutionContext._provided_operation_name` (app/api/limits.py, through
-  `provided_operation_name`): the operation name the client sent, before strawberry's fallback.
+  `provided_operation_name`): the operation name the client sent, before strawberry's fallback;
+- `Info._raw_info` (app/api/context.py's `selects`, through `resolve_info`): graphql-core's
+  resolve info, whose field nodes, fragments and variables say whether a sub-field is asked
+  for without strawberry's `selected_fields` building the whole selection first.
 
 `internals` checks all of it when the schema is built (`recall serve` refuses to start on a
 library that changed) and names the versions tested; pyproject.toml pins both libraries to

@@ -16,8 +16,9 @@ the result of one page took ~4 ms of the gateway's Python. Here:
   value cast to another type); a union or interface takes the object type of the value's
   strawberry type, if it is one of the abstract type's;
 - a resolver marked `without_info` (Message.scope and author, which a hydrated message
-  carries) is answered from its value_of(source) where that is not None, without building
-  the resolver's info or calling it;
+  carries, and Message.body, a leaf, when the row holds all of it) is answered from its
+  value_of(source) where that is not None, without building the resolver's info or calling
+  it (a leaf through its scalar's serializer);
 - a list of non-null objects is completed item by item the same way, and the fields or items
   still running (async resolvers, loaders) are gathered as graphql-core gathers them; an
   error completing a field is handled by graphql-core's handle_field_error, as it would be.
@@ -141,6 +142,22 @@ def _read(field: GraphQLField) -> _Read | None:
         value_of = getattr(definition.base_resolver.wrapped_func, _WITHOUT_INFO, None)
         if value_of is not None:
             found = _Read(definition.python_name, None, named, non_null, field.type, value_of)
+    elif (
+        isinstance(definition, StrawberryField)
+        and definition.base_resolver is not None
+        and not definition.base_resolver.is_async
+        and not definition.permission_classes
+        and not definition.extensions
+        and not field.args
+        and isinstance(named, GraphQLScalarType | GraphQLEnumType)
+    ):
+        # A leaf (Message.body): value_of's value through the scalar's serializer, as
+        # complete_leaf_value would take the resolver's.
+        value_of = getattr(definition.base_resolver.wrapped_func, _WITHOUT_INFO, None)
+        if value_of is not None:
+            found = _Read(
+                definition.python_name, named.serialize, named, non_null, field.type, value_of
+            )
     _READS[key] = found
     return found
 

@@ -9,6 +9,7 @@ itself off or an AttributeError on every request.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from importlib.metadata import version
 from typing import Any
@@ -20,6 +21,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.execution import ExecutionContext
 from strawberry.types.field import StrawberryField
+from strawberry.types.info import Info
 
 # The releases the engine was checked against (pyproject.toml pins these; tests fail otherwise).
 TESTED = {"graphql-core": "3.3.2", "strawberry-graphql": "0.341.2"}
@@ -46,6 +48,12 @@ def provided_operation_name(execution_context: ExecutionContext) -> str | None:
     operation."""
     name: str | None = execution_context._provided_operation_name
     return name
+
+
+def resolve_info(info: Any) -> Any:
+    """graphql-core's GraphQLResolveInfo behind a strawberry Info (app.api.context.selects
+    reads the field's nodes in the document)."""
+    return info._raw_info
 
 
 def untested_versions() -> list[str]:
@@ -125,6 +133,10 @@ def problems() -> list[str]:
         "provided_operation_name" in inspect.signature(ExecutionContext).parameters,
         "strawberry's ExecutionContext no longer takes provided_operation_name "
         "(provided_operation_name reads _provided_operation_name)",
+    )
+    need(
+        "_raw_info" in {f.name for f in dataclasses.fields(Info)},
+        "strawberry's Info no longer holds graphql-core's resolve info as _raw_info",
     )
     for scalar in (GraphQLID, GraphQLString):
         for attribute in ("coerce_input_value", "coerce_input_literal"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import asyncpg
 
@@ -76,8 +76,8 @@ def page_rows_of(rows: list[asyncpg.Record], exclusions: dict[str, int]) -> Page
     hits = [
         PageHit(
             _candidate(r, "c_"),
-            replace(
-                MessageRow.of(r),
+            MessageRow.of(
+                r,
                 body_complete=r["body_complete"],
                 author=ActorRow.of(r, "a_"),
                 scope=ScopeRow.of(r, "s_"),
