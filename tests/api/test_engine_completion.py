@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import gc
 import warnings
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from datetime import UTC, datetime
 from enum import Enum
 from types import SimpleNamespace
@@ -20,6 +20,7 @@ import pytest
 import strawberry
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.types import ExecutionResult
 
 from app.api.engine.completion import RecallExecutionContext, without_info
 
@@ -320,3 +321,27 @@ async def test_a_request_cancelled_at_any_step_leaves_no_coroutine_unawaited() -
             gc.collect()
         unawaited = [str(w.message) for w in caught if "never awaited" in str(w.message)]
         assert unawaited == [], (steps, unawaited)
+
+
+@strawberry.type
+class Ticks:
+    @strawberry.subscription
+    async def items(self, count: int) -> AsyncGenerator[Item, None]:
+        for i in range(count):
+            yield _item(f"t{i}")
+
+
+async def test_a_subscriptions_memos_do_not_grow_with_its_events() -> None:
+    """Each event's executor is graphql-core's shallow copy of the subscription's: the memos it
+    shared were keyed by field lists collected anew for each event, so they grew by every event
+    for as long as the subscription lived."""
+    schema = strawberry.Schema(
+        query=Query, subscription=Ticks, execution_context_class=RecallExecutionContext
+    )
+    events = await schema.subscribe("subscription { items(count: 60) { key spans { start } } }")
+    assert not isinstance(events, ExecutionResult)
+    got = [result.data async for result in events]
+    assert len(got) == 60 and all(d is not None for d in got)
+    contexts = [o for o in gc.get_objects() if isinstance(o, RecallExecutionContext)]
+    assert contexts
+    assert max(len(c._plans) + len(c._relevant_sub_fields) for c in contexts) < 20

@@ -11,6 +11,10 @@ What it reads that the libraries do not promise to keep, and why:
 graphql-core (execution internals, app/api/engine/completion.py):
 - `ExecutionContext.execute_fields`, `execute_field`, `complete_value`: overridden, to answer
   plain data inline and hand everything else back to them (their parameter lists are checked);
+- `build_per_event_executor`: overridden, so that each subscription event's executor has its
+  own memos (`_relevant_sub_fields`, `_stream_usages`, replaced): graphql-core's shallow copy
+  shared them across events, keyed by field lists collected anew for each, and they grew for
+  the subscription's whole life;
 - `collect_subfields`, `handle_field_error`, `settle_in_background`, `get_stream_usage`,
   `is_awaitable`, `middleware_manager`: called or read, as graphql-core's own completion does;
 - `graphql.pyutils.Path` and `gather_with_cancel`: a field's path and the gathering of the

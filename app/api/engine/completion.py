@@ -183,6 +183,18 @@ class RecallExecutionContext(StrawberryGraphQLCoreExecutionContext):
         manager = self.middleware_manager
         self._fast = manager is None or not manager.middlewares
 
+    def build_per_event_executor(self, payload: Any) -> Any:
+        """A subscription event's executor: graphql-core's copy, with memos of its own. The
+        copy is shallow, so it would share this subscription's memo of collected sub-fields
+        (and of plans, and of stream usages), keyed by the identity of field lists that are
+        collected anew for every event: shared, they grew by every event for the whole life of
+        the subscription (~5 entries an event, each keeping its field lists alive)."""
+        executor: Any = super().build_per_event_executor(payload)
+        executor._plans = {}
+        executor._relevant_sub_fields = {}
+        executor._stream_usages = type(self._stream_usages)()
+        return executor
+
     def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> _Plan:
         key = (id(parent_type), id(grouped_field_set))
         cached = self._plans.get(key)

@@ -91,6 +91,7 @@ _EXECUTION_METHODS: dict[str, tuple[str, ...]] = {
         "position_context",
     ),
     "collect_subfields": ("return_type", "field_details_list"),
+    "build_per_event_executor": ("payload",),
     "handle_field_error": ("raw_error", "return_type", "field_details_list", "path"),
     "settle_in_background": (),
     "get_stream_usage": (),
@@ -117,6 +118,16 @@ def problems() -> list[str]:
                 actual == parameters,
                 f"graphql-core's ExecutionContext.{name}{actual} is not {name}{parameters}",
             )
+    inits = "".join(
+        inspect.getsource(vars(c)["__init__"])
+        for c in StrawberryGraphQLCoreExecutionContext.__mro__
+        if c.__module__.startswith("graphql.") and "__init__" in vars(c)
+    )
+    need(
+        "self._relevant_sub_fields" in inits and "self._stream_usages" in inits,
+        "graphql-core's ExecutionContext no longer memoizes in _relevant_sub_fields and"
+        " _stream_usages (build_per_event_executor gives each event its own)",
+    )
     need(
         hasattr(graphql.pyutils, "gather_with_cancel"),
         "graphql.pyutils.gather_with_cancel is gone",
