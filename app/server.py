@@ -272,6 +272,7 @@ def serve(
             log_config=None,
             log_level=settings.log_level,
             access_log=False,
+            timeout_graceful_shutdown=settings.shutdown_grace,
         )
         return
     background = []
@@ -286,8 +287,16 @@ def serve(
         tracer_provider=tracing.provider_from_environment(settings.tracing),
     )
     _freeze()
+    # A stop waits for open requests and subscriptions at most this long, then cancels them:
+    # an orchestrator's SIGTERM must end the process promptly, busy or not.
     uvicorn.run(
-        app, host=host, port=port, log_config=None, log_level=settings.log_level, access_log=False
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        log_level=settings.log_level,
+        access_log=False,
+        timeout_graceful_shutdown=settings.shutdown_grace,
     )
 
 

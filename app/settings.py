@@ -88,6 +88,9 @@ class Settings(BaseSettings):
     live_poll_interval: float = Field(default=15.0, alias="RECALL_LIVE_POLL_INTERVAL", gt=0)
     live_max_backlog: int = Field(default=10000, alias="RECALL_LIVE_MAX_BACKLOG", ge=1)
     live_send_timeout: float = Field(default=10.0, alias="RECALL_LIVE_SEND_TIMEOUT", gt=0)
+    # `recall serve`'s graceful stop (SIGTERM): open requests and subscriptions get this many
+    # seconds to finish, then are cancelled (docs/operations.md).
+    shutdown_grace: int = Field(default=10, alias="RECALL_SHUTDOWN_GRACE", ge=1)
     # The token `recall mcp` acts as (docs/mcp.md); no other command uses it.
     mcp_token: SecretStr | None = Field(default=None, alias="RECALL_TOKEN")
     # The OTEL_* variables, read with the rest. A private attribute, not a field: a field

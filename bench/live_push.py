@@ -452,7 +452,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     await drop_database(server_dsn, name)
     await create_database(server_dsn, name)
     dsn = with_database(server_dsn, name)
-    out: dict[str, Any] = {"args": vars(args), "runs": []}
+    out: dict[str, Any] = {
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "runs": [],
+    }
     try:
         with tempfile.TemporaryDirectory(prefix="recall-live-push-") as tmp:
             say(f"generating and importing {args.messages} messages")

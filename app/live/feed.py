@@ -48,7 +48,7 @@ class Feed:
         self._lock = asyncio.Lock()
         # Bumped at every read of the log; what `share` keeps is for one stamp only.
         self.stamp = 0
-        self._shared: dict[Hashable, asyncio.Task[Any]] = {}
+        self._shared: dict[Hashable, _Shared] = {}
 
     def ring(self) -> None:
         """A commit to the workspace: the next subscriber to ask reads the log again."""
@@ -103,14 +103,42 @@ class Feed:
         the wake-up `stamp` names; computed alone once that wake-up is over."""
         if stamp != self.stamp:
             return await work()
-        task = self._shared.get(key)
-        if task is None:
-            task = asyncio.ensure_future(work())
-            self._shared[key] = task
-        # A subscriber cancelled while it waits (its client left) does not cancel the work
-        # the others wait for.
-        result: T = await asyncio.shield(task)
-        return result
+        shared = self._shared.get(key)
+        if shared is None:
+            shared = self._shared[key] = _Shared(asyncio.ensure_future(work()))
+        shared.waiting += 1
+        try:
+            # A subscriber cancelled while it waits (its client left) does not cancel the work
+            # the others wait for...
+            result: T = await asyncio.shield(shared.task)
+            return result
+        finally:
+            shared.waiting -= 1
+            if not shared.waiting and not shared.task.done():
+                # ...but work nobody waits for any more stops: clients that left all at once
+                # (a server stopping, a network failure) must not leave a backlog of it behind.
+                # A subscriber asking later in the same wake-up starts it again.
+                shared.task.cancel()
+                if self._shared.get(key) is shared:
+                    del self._shared[key]
+
+
+class _Shared:
+    """A shared piece of work and how many subscribers wait for it."""
+
+    __slots__ = ("task", "waiting")
+
+    def __init__(self, task: asyncio.Future[Any]) -> None:
+        self.task = task
+        self.waiting = 0
+        # Its failure reaches whoever waits; read here too, so that one nobody waits for any
+        # more is not reported as never retrieved.
+        task.add_done_callback(_retrieve)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _position(event: LiveEvent) -> int:

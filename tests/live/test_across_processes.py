@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,56 @@ async def test_a_server_with_open_subscriptions_stops_promptly_on_sigterm(
                 await asyncio.wait_for(live.ws.wait_closed(), 5)
                 assert live.close_code is not None
     finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_a_stop_waits_for_a_stuck_request_no_longer_than_the_grace(
+    dsn: str, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """SIGTERM waits RECALL_SHUTDOWN_GRACE seconds for open requests, then cancels them: a
+    request stuck behind another writer's lock (budgets far longer than the grace) must not
+    keep the process alive."""
+    from tests.changes_support import APPLY
+
+    await load_personas(db)
+    token = await issue_connector_token(db, "acme")
+    log = tmp_path / "server.log"
+    env = {
+        "RECALL_SHUTDOWN_GRACE": "1",
+        "RECALL_REQUEST_TIMEOUT": "60",
+        "RECALL_STATEMENT_TIMEOUT_MS": "60000",
+    }
+    proc, base = await start_serve(dsn, log, env=env)
+    holder = await asyncpg.connect(dsn)
+    try:
+        await wait_ready(proc, base, log, 60)
+        tx = holder.transaction()
+        await tx.start()
+        acme = await holder.fetchval("select workspace_id from workspace_keys where key = 'acme'")
+        await holder.execute("select 1 from workspaces where id = $1 for update", acme)
+        async with connector(base, token) as c:
+            stuck = asyncio.ensure_future(
+                c.client.post(
+                    APPLY, {"changes": [post("stuck-1", "general", "bob", "x")]}, token=token
+                )
+            )
+            await asyncio.sleep(1)  # the request is waiting on the lock
+            assert not stuck.done()
+            began = time.perf_counter()
+            proc.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(proc.wait(), 15)
+            assert time.perf_counter() - began < 6, log.read_text()
+            with contextlib.suppress(Exception):
+                await stuck
+        await tx.rollback()
+        # Cancelled, it wrote nothing.
+        assert await db.fetchval("select count(*) from messages where key = 'stuck-1'") == 0, (
+            log.read_text()[-3000:]
+        )
+    finally:
+        await holder.close()
         if proc.returncode is None:
             proc.kill()
             await proc.wait()

@@ -4,6 +4,8 @@ what is shared is forgotten at the next read."""
 
 from __future__ import annotations
 
+import asyncio
+
 from app.data.live_events import LiveEvent
 from app.live.feed import Feed
 
@@ -86,3 +88,29 @@ async def test_what_is_shared_lasts_one_read() -> None:
     assert got is not None and got[2] != stamp
     assert await feed.share(got[2], "k", work) == 3  # a new read forgets it
     assert await feed.share(stamp, "k", work) == 4  # an old wake-up's stamp shares nothing
+
+
+async def test_shared_work_nobody_waits_for_stops_and_starts_again_if_asked() -> None:
+    log, feed = Log(), Feed(1, keep=100, poll_interval=60)
+    got = await feed.after(0, 10, log.read)
+    assert got is not None
+    stamp, started, finished = got[2], [], []
+
+    async def work() -> str:
+        started.append(1)
+        await asyncio.sleep(0.2)
+        finished.append(1)
+        return "done"
+
+    waiters = [asyncio.ensure_future(feed.share(stamp, "k", work)) for _ in range(3)]
+    await asyncio.sleep(0.05)
+    waiters[0].cancel()  # one leaves: the others still wait, the work goes on
+    await asyncio.sleep(0.05)
+    assert started == [1] and not finished
+    for w in waiters[1:]:
+        w.cancel()  # everyone left: the work stops
+    await asyncio.sleep(0.3)
+    assert finished == []
+    # Asked again in the same wake-up: done anew, and answered.
+    assert await feed.share(stamp, "k", work) == "done"
+    assert started == [1, 1] and finished == [1]
