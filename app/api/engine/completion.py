@@ -107,6 +107,24 @@ def _completable(named: Any) -> bool:
     )
 
 
+def _without_info(definition: Any, field: GraphQLField) -> Callable[[Any], Any] | None:
+    """The value_of of a plain synchronous resolver marked `without_info` (no permission,
+    extension or argument), if the field has one."""
+    if (
+        isinstance(definition, StrawberryField)
+        and definition.base_resolver is not None
+        and not definition.base_resolver.is_async
+        and not definition.permission_classes
+        and not definition.extensions
+        and not field.args
+    ):
+        value_of: Callable[[Any], Any] | None = getattr(
+            definition.base_resolver.wrapped_func, _WITHOUT_INFO, None
+        )
+        return value_of
+    return None
+
+
 def _read(field: GraphQLField) -> _Read | None:
     key = id(field)
     if key in _READS:
@@ -129,32 +147,13 @@ def _read(field: GraphQLField) -> _Read | None:
         # is the normal path's to do.
         elif non_null and _completable(named):
             found = _Read(definition.python_name, None, named, non_null, field.type)
-    elif (
-        isinstance(definition, StrawberryField)
-        and definition.base_resolver is not None
-        and not definition.base_resolver.is_async
-        and not definition.permission_classes
-        and not definition.extensions
-        and not field.args
-        and non_null
-        and _completable(named)
-    ):
-        value_of = getattr(definition.base_resolver.wrapped_func, _WITHOUT_INFO, None)
-        if value_of is not None:
+    elif (value_of := _without_info(definition, field)) is not None:
+        assert isinstance(definition, StrawberryField)
+        if non_null and _completable(named):
             found = _Read(definition.python_name, None, named, non_null, field.type, value_of)
-    elif (
-        isinstance(definition, StrawberryField)
-        and definition.base_resolver is not None
-        and not definition.base_resolver.is_async
-        and not definition.permission_classes
-        and not definition.extensions
-        and not field.args
-        and isinstance(named, GraphQLScalarType | GraphQLEnumType)
-    ):
-        # A leaf (Message.body): value_of's value through the scalar's serializer, as
-        # complete_leaf_value would take the resolver's.
-        value_of = getattr(definition.base_resolver.wrapped_func, _WITHOUT_INFO, None)
-        if value_of is not None:
+        elif isinstance(named, GraphQLScalarType | GraphQLEnumType):
+            # A leaf (Message.body): value_of's value through the scalar's serializer, as
+            # complete_leaf_value would take the resolver's.
             found = _Read(
                 definition.python_name, named.serialize, named, non_null, field.type, value_of
             )
