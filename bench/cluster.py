@@ -9,6 +9,7 @@ other, depending on what the server is.
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -77,10 +78,30 @@ async def create_database(
         )
         for worker in workers:
             parts = urlsplit(worker)
-            await conn.execute("select citus_add_node($1, $2)", parts.hostname, parts.port)
+            await _add_node(conn, parts.hostname, parts.port)
     finally:
         await conn.close()
     return True
+
+
+async def _add_node(conn: asyncpg.Connection, host: str | None, port: int | None) -> None:
+    """citus_add_node, tried again a few times: while another process creates or drops a
+    database on the same worker (the test suite in two processes), Citus's connection to it
+    may fail ("failure on connection marked as essential"); the node is added or not, never
+    half."""
+    for attempt in range(5):
+        try:
+            await conn.execute(
+                "select citus_add_node($1, $2) where not exists"
+                " (select 1 from pg_dist_node where nodename = $1 and nodeport = $2)",
+                host,
+                port,
+            )
+            return
+        except asyncpg.InternalServerError as e:
+            if attempt == 4 or "failure on connection" not in str(e):
+                raise
+            await asyncio.sleep(0.5 * (attempt + 1))
 
 
 async def add_worker(server_dsn: str, name: str, worker: str) -> None:
