@@ -1,11 +1,21 @@
-"""One workspace's live log as this process's subscribers read it: one read per commit for all.
+"""One workspace's live log as this process's subscribers read it: one read per commit for all,
+and only the subscribers a commit may concern woken.
 
-A commit to a workspace wakes every subscriber of it in the process. Each used to read the log,
-its token and its admission on its own (three statements per subscriber per commit: a thousand
-subscribers cost three thousand statements per commit). The feed reads the log once per wake-up
-and keeps its recent events; work that two subscribers would repeat within one wake-up (the
-same token read again, the same search admitted for the same reader over the same events) is
-done once and shared (`share`).
+A commit to a workspace used to wake every subscriber of it in the process, and each read the
+log, its token and its admission on its own (three statements per subscriber per commit: a
+thousand subscribers cost three thousand statements per commit, and a thousand wake-ups). Now:
+
+- The feed reads the log once per commit (`ring`) and keeps its recent events.
+- It decides whom the new events may concern. An edit, a deletion or an access change may
+  concern anyone. A post concerns a subscription only if it lies in the subscription's
+  conversation (if it names one) and meets its search's text condition: one statement for all
+  the subscribers' searches (app.data.live_sift). A subscriber it cannot concern and that had
+  seen everything before the commit is moved past it without waking; every other subscriber is
+  woken. This only ever leaves work undone: whatever is sent is still admitted in SQL for its
+  reader at the moment it is sent (app.live.updates).
+- Work that two woken subscribers would repeat within one wake-up (the same token read again,
+  the same search admitted for the same reader over the same events) is done once and shared
+  (`share`).
 
 What is shared lives for one wake-up only, like a request's loaders: a new read of the log
 forgets it. Nothing decided for one reader is ever handed to another: a key always includes the
@@ -16,21 +26,79 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
+import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from app.data.live_events import LiveEvent
+from app.data.live_sift import Posted, Words
 
 T = TypeVar("T")
 
+_log = logging.getLogger("recall.live")
+
 # Reads the log: the events after a position (at most `limit`) and the log's head.
 LogRead = Callable[[int, int], Awaitable[tuple[list[LiveEvent], int]]]
+# Sifts posts: each posted message's scope and which of the given searches' words it matches.
+Sift = Callable[[Sequence[int], Sequence[Words]], Awaitable[dict[int, Posted]]]
+# More distinct searches than this in one workspace and process: everyone is woken instead.
+MAX_SIFTED_SEARCHES = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class Interest:
+    """Which posts may concern a subscription: those within `scope_id` (None: any
+    conversation) that meet the text condition of `words` (None: any post). Edits, deletions
+    and access changes may concern every subscription."""
+
+    words: Words | None
+    scope_id: int | None
+
+
+@dataclass(eq=False)
+class Waiter:
+    """One subscription as its process's feed sees it: its doorbell, how far it has read the
+    log (None until it knows), and which posts may concern it."""
+
+    workspace_id: int
+    token_key: bytes
+    interest: Interest | None = None
+    position: int | None = None
+    bell: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait(self, seconds: float) -> None:
+        """Until woken or `seconds` passed; the bell is reset for the next wake-up."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.bell.wait(), seconds)
+        self.bell.clear()
+
+    def reached(self, position: int) -> None:
+        """It has handled everything up to `position` (never moves back: the feed may have
+        moved it further meanwhile, past posts that cannot concern it)."""
+        if self.position is None or position > self.position:
+            self.position = position
 
 
 class Feed:
-    def __init__(self, workspace_id: int, *, keep: int, poll_interval: float) -> None:
+    def __init__(
+        self,
+        workspace_id: int,
+        *,
+        keep: int,
+        poll_interval: float,
+        subscribers: Callable[[], Collection[Waiter]] = tuple,
+    ) -> None:
         self.workspace_id = workspace_id
+        # This process's subscribers of the workspace, as the hub lists them.
+        self._subscribers = subscribers
+        # How a commit is read and sifted without any subscriber asking (`attach`); until
+        # then a commit wakes every subscriber and they read for themselves.
+        self._log: LogRead | None = None
+        self._sift: Sift | None = None
+        self._waking: asyncio.Future[None] | None = None
         # Events kept: a subscriber further behind than this reads the log itself.
         self._keep = keep
         # A notification lost with a dropped connection costs only latency: the log is read
@@ -50,9 +118,106 @@ class Feed:
         self.stamp = 0
         self._shared: dict[Hashable, _Shared] = {}
 
+    def attach(self, log: LogRead, sift: Sift) -> None:
+        """How the feed reads the log and sifts posts on its own (the first subscriber's
+        session factory; any subscriber's would do)."""
+        if self._log is None:
+            self._log, self._sift = log, sift
+
     def ring(self) -> None:
-        """A commit to the workspace: the next subscriber to ask reads the log again."""
+        """A commit to the workspace: the log is read again (once) and whomever its new events
+        may concern is woken."""
         self._stale = True
+        if self._log is None:
+            self._wake(self._subscribers())
+        elif self._waking is None or self._waking.done():
+            self._waking = asyncio.ensure_future(self._read_and_wake())
+
+    def close(self) -> None:
+        if self._waking is not None:
+            self._waking.cancel()
+
+    async def _read_and_wake(self) -> None:
+        # A commit that rings while this runs is read by the next turn of the loop.
+        while self._stale:
+            try:
+                await self._read_once_and_wake()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the log or the sift failed: everyone reads for itself
+                _log.warning(
+                    "live: reading workspace %s's log failed (%s)",
+                    self.workspace_id,
+                    type(e).__name__,
+                )
+                self._wake(self._subscribers())
+                return
+
+    async def _read_once_and_wake(self) -> None:
+        assert self._log is not None
+        async with self._lock:
+            if not self._stale:
+                return  # a subscriber read it meanwhile, and woke whom it concerns
+            if self._base is None:
+                # Nothing read yet: every subscriber reads from where it stands.
+                self._stale = False
+                self._wake(self._subscribers())
+                return
+            await self._read(self._read_to, self._log)
+
+    async def _wake_concerned(self, start: int, complete: bool) -> None:
+        """After a read of the log from `start` to `_read_to`: wake every subscriber the new
+        events may concern, and move past them, unwoken, each subscriber they cannot concern
+        that had read up to `start` exactly."""
+        end = self._read_to
+        at_start, behind = [], []
+        for w in self._subscribers():
+            if w.position == start:
+                at_start.append(w)
+            elif w.position is None or w.position < end:
+                behind.append(w)  # it has not seen some of what came before, or all of it
+        self._wake(behind)
+        if not at_start:
+            return
+        first = bisect.bisect_right(self._events, start, key=_position)
+        new = self._events[first:]
+        posts = [e.message_id for e in new if e.kind == "post" and e.message_id is not None]
+        if (
+            not complete  # more than a buffer was due: the rest is read at the next ask
+            or len(posts) < len(new)  # an edit, a deletion or an access change may concern anyone
+            or self._sift is None
+            or any(w.interest is None for w in at_start)
+        ):
+            self._wake(at_start)
+            return
+        words = sorted({w.interest.words for w in at_start if w.interest and w.interest.words})
+        if len(words) > MAX_SIFTED_SEARCHES:
+            self._wake(at_start)
+            return
+        try:
+            posted = await self._sift(posts, words) if posts else {}
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # everyone it might concern reads for itself
+            _log.warning(
+                "live: sifting workspace %s's posts failed (%s)",
+                self.workspace_id,
+                type(e).__name__,
+            )
+            self._wake(at_start)
+            return
+        index = {w: i for i, w in enumerate(words)}
+        for w in at_start:
+            assert w.interest is not None
+            if _concerns(w.interest, posts, posted, index):
+                w.bell.set()
+            else:
+                w.reached(end)
+
+    @staticmethod
+    def _wake(subscribers: Iterable[Waiter]) -> None:
+        for w in subscribers:
+            w.bell.set()
 
     async def after(
         self, position: int, limit: int, read: LogRead
@@ -72,12 +237,15 @@ class Feed:
             return self._events[first : first + limit], self._head, self.stamp
 
     async def _read(self, position: int, read: LogRead) -> None:
+        """Read the log on from what the feed holds, then wake whom the new events concern
+        (so every read, whoever makes it, wakes the others it concerns)."""
         # Cleared before the read: a commit that rings during it is read by the next one.
         self._stale = False
         if self._base is None or position > self._read_to:
             # Nothing read yet, or a subscriber ahead of the feed (it read the head after a
             # commit whose notification had not arrived yet): start again from there.
             self._events, self._base, self._read_to = [], position, position
+        start = self._read_to
         try:
             events, head = await read(self._read_to, self._keep)
         except BaseException:
@@ -97,6 +265,7 @@ class Feed:
             self._base = dropped[-1].position
         self.stamp += 1
         self._shared.clear()
+        await self._wake_concerned(start, complete=self._read_to >= self._head)
 
     async def share(self, stamp: int, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
         """`work`'s result, computed once for every subscriber asking with the same key within
@@ -143,3 +312,20 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
 
 def _position(event: LiveEvent) -> int:
     return event.position
+
+
+def _concerns(
+    interest: Interest, posts: list[int], posted: dict[int, Posted], index: dict[Words, int]
+) -> bool:
+    """Whether any of the posts may be a hit for a subscription with this interest: within
+    its conversation, meeting its words. A post without a search document is no search's hit
+    (the admission reads documents too)."""
+    for message_id in posts:
+        seen = posted.get(message_id)
+        if seen is None:
+            continue
+        if interest.scope_id is not None and seen.scope_id != interest.scope_id:
+            continue
+        if interest.words is None or index[interest.words] in seen.matches:
+            return True
+    return False

@@ -2,9 +2,9 @@
 
 Writers NOTIFY `recall_live` with `workspace:position` when they commit (app.data.live_events);
 every server process (every worker of `recall serve --workers N`, on every host) listens on
-one connection of its own and wakes its subscribers of that workspace. A wake-up carries no
-data: each subscriber reads the log itself and decides every event in SQL for its reader
-(app.live.updates). A notification lost with a dropped connection costs only latency: the
+one connection of its own and rings that workspace's feed, which reads the log once and wakes
+the subscribers its new events may concern (app.live.feed). A wake-up carries no data: each
+woken subscriber decides every event in SQL for its reader (app.live.updates). A notification lost with a dropped connection costs only latency: the
 connection is opened again and every subscriber woken, and each also looks on its own every
 `poll_interval` seconds.
 
@@ -20,35 +20,19 @@ import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 
 import asyncpg
 
 from app.data.live_events import CHANNEL
 from app.db import connect
 from app.errors import LimitExceeded
-from app.live.feed import Feed
+from app.live.feed import Feed, Interest, Waiter
 from app.observability.metrics import LIVE_SUBSCRIPTIONS
 
 _log = logging.getLogger("recall.live")
 
 # Between two attempts to open the LISTEN connection again.
 _RECONNECT_DELAY = 1.0
-
-
-@dataclass(eq=False)
-class Waiter:
-    """One subscription's doorbell."""
-
-    workspace_id: int
-    token_key: bytes
-    bell: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def wait(self, seconds: float) -> None:
-        """Until woken or `seconds` passed; the bell is reset for the next wake-up."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.bell.wait(), seconds)
-        self.bell.clear()
 
 
 class Hub:
@@ -95,13 +79,19 @@ class Hub:
         feed = self._feeds.get(workspace_id)
         if feed is None:
             feed = self._feeds[workspace_id] = Feed(
-                workspace_id, keep=self._feed_keep, poll_interval=self.poll_interval
+                workspace_id,
+                keep=self._feed_keep,
+                poll_interval=self.poll_interval,
+                subscribers=lambda: self._waiters.get(workspace_id, ()),
             )
         return feed
 
     @asynccontextmanager
-    async def subscribe(self, workspace_id: int, token_key: bytes) -> AsyncIterator[Waiter]:
-        """A doorbell rung at each commit to the workspace's live log, while the block runs;
+    async def subscribe(
+        self, workspace_id: int, token_key: bytes, position: int, interest: Interest | None
+    ) -> AsyncIterator[Waiter]:
+        """A doorbell rung at each commit to the workspace's live log that may concern a
+        subscriber at `position` with this interest (app.live.feed), while the block runs;
         LimitExceeded when the token or the process has as many open as it may."""
         if self._count >= self.max_per_process:
             raise LimitExceeded(
@@ -112,7 +102,7 @@ class Hub:
                 f"this token has {self.max_per_token} open subscriptions, its limit;"
                 " complete one first"
             )
-        waiter = Waiter(workspace_id, token_key)
+        waiter = Waiter(workspace_id, token_key, interest, position)
         self._count += 1
         self._per_token[token_key] += 1
         self._waiters[workspace_id].add(waiter)
@@ -133,7 +123,9 @@ class Hub:
             self._waiters[workspace_id].discard(waiter)
             if not self._waiters[workspace_id]:
                 del self._waiters[workspace_id]
-                self._feeds.pop(workspace_id, None)
+                gone = self._feeds.pop(workspace_id, None)
+                if gone is not None:
+                    gone.close()
 
     async def _ensure_listening(self) -> None:
         """Start the LISTEN connection with the first subscription, and wait (briefly) until it
@@ -145,17 +137,20 @@ class Hub:
             await asyncio.wait_for(self._listening.wait(), 5)
 
     def _ring(self, workspace_id: int | None) -> None:
-        for feed in (
-            self._feeds.values() if workspace_id is None else [self._feeds.get(workspace_id)]
-        ):
+        """A commit to a workspace: its feed reads it and wakes whom it may concern (every
+        subscriber while the feed cannot read on its own). None (the LISTEN connection was
+        lost, so commits may have gone unheard): every subscriber looks."""
+        if workspace_id is not None:
+            feed = self._feeds.get(workspace_id)
             if feed is not None:
                 feed.ring()
-        groups = (
-            self._waiters.values()
-            if workspace_id is None
-            else [self._waiters.get(workspace_id, set())]
-        )
-        for waiters in groups:
+            elif workspace_id in self._waiters:
+                for w in self._waiters[workspace_id]:
+                    w.bell.set()
+            return
+        for feed in self._feeds.values():
+            feed.ring()
+        for waiters in self._waiters.values():
             for w in waiters:
                 w.bell.set()
 
@@ -189,6 +184,8 @@ class Hub:
             await asyncio.sleep(_RECONNECT_DELAY)
 
     async def close(self) -> None:
+        for feed in self._feeds.values():
+            feed.close()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -1,5 +1,7 @@
 """One subscription's loop (docs/live.md): wait for the doorbell, read the log after the last
-position, decide every event in SQL for the reader as they are now, hand the updates out.
+position, decide every event in SQL for the reader as they are now, hand the updates out. The
+doorbell rings only for commits that may concern the subscription; the process's feed moves it
+past the others (app.live.feed).
 
 Per wake-up: the log's next events (from the process's feed, app.live.feed: read once per
 commit for every subscriber of the workspace), the token again (a revoked or expired one, or a
@@ -22,21 +24,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Literal
 
-from app.data import live_events
+from app.data import live_events, live_sift
 from app.data.live_admission import Admission, admit
 from app.data.live_events import LiveEvent
+from app.data.live_sift import Posted, Words
 from app.data.message_search.inputs import CandidateQuery, ScopeCondition
 from app.data.message_search.rows import PageHit
 from app.data.readers import Reader, reader_for_token
 from app.data.session import Session
 from app.data.tokens import hash_token
 from app.errors import BadUserInput, InvalidCursor, Unauthenticated
-from app.live.feed import Feed
+from app.live.feed import Feed, Interest, LogRead, Sift
 from app.live.hub import Hub
 from app.message_search.readiness import ensure_read_ready
 from app.message_search.search import BoundSearch, candidate_query
@@ -184,10 +187,14 @@ async def updates(
         position = await _start_position(db, workspace_id, after)
     token_key = hash_token(token)
     target_key = _target_key(target)
-    async with env.hub.subscribe(workspace_id, token_key) as waiter:
+    async with env.hub.subscribe(workspace_id, token_key, position, _interest(target)) as waiter:
         feed = env.hub.feed(workspace_id)
+        feed.attach(_log_reader(env, workspace_id), _sifter(env, workspace_id))
         delivered: OrderedDict[int, None] = OrderedDict()
         while True:
+            # Where it stands: the feed moves it past commits that cannot concern it.
+            assert waiter.position is not None
+            position = waiter.position
             events, head, stamp = await _next_events(env, feed, workspace_id, position)
             # The token again at every wake-up (once per token and wake-up in this process).
             current = await feed.share(stamp, ("reader", token_key), lambda: _reader(env, token))
@@ -213,7 +220,36 @@ async def updates(
                     # woken by one commit would each resolve and send their whole batch in one
                     # step of the event loop, and the requests beside them would wait for all.
                     await asyncio.sleep(0)
-            position = events[-1].position
+            waiter.reached(events[-1].position)
+
+
+def _interest(target: Target) -> Interest:
+    """Which posts may concern the subscription (app.live.feed): those meeting its search's
+    words, within the conversation it names."""
+    if isinstance(target, ScopeTarget):
+        return Interest(None, target.scope_id)
+    bound = target.bound
+    include, exclude = tuple(bound.parsed.include), tuple(bound.parsed.exclude)
+    words = (include, exclude) if include or exclude else None
+    return Interest(words, bound.scope.scope_id if bound.scope is not None else None)
+
+
+def _log_reader(env: LiveEnv, workspace_id: int) -> LogRead:
+    async def read(after: int, limit: int) -> tuple[list[LiveEvent], int]:
+        LIVE_READS.labels("log").inc()
+        async with env.hub.database_turn(), env.session() as db:
+            return await live_events.events_after(db, workspace_id, after, limit)
+
+    return read
+
+
+def _sifter(env: LiveEnv, workspace_id: int) -> Sift:
+    async def sift(message_ids: Sequence[int], searches: Sequence[Words]) -> dict[int, Posted]:
+        LIVE_READS.labels("sift").inc()
+        async with env.hub.database_turn(), env.session() as db:
+            return await live_sift.sift(db, workspace_id, message_ids, searches)
+
+    return sift
 
 
 async def _next_events(
@@ -222,12 +258,7 @@ async def _next_events(
     """The next events after `position`, the log's head and the wake-up's stamp: from the
     process's feed (one read of the log for every subscriber), or read alone (stamp -1: nothing
     shared) by a subscriber further behind than the feed keeps."""
-
-    async def read(after: int, limit: int) -> tuple[list[LiveEvent], int]:
-        LIVE_READS.labels("log").inc()
-        async with env.hub.database_turn(), env.session() as db:
-            return await live_events.events_after(db, workspace_id, after, limit)
-
+    read = _log_reader(env, workspace_id)
     got = await feed.after(position, BATCH, read)
     if got is not None:
         return got

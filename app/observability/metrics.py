@@ -66,8 +66,8 @@ LIVE_SUBSCRIPTIONS = Gauge(
 LIVE_READS = Counter(
     "recall_live_reads",
     "Statements live push sent to decide subscribers' updates (docs/live.md), by what they read:"
-    " log (once per commit and process), token and admission (once per token, search and"
-    " wake-up)",
+    " log and sift (once per commit and process), token and admission (once per token, search"
+    " and wake-up, for the subscribers the commit may concern)",
     ["what"],
     registry=REGISTRY,
 )

@@ -26,20 +26,7 @@ _AUTHOR_SETS = {
 
 def text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
     """The query's text condition, and the filters' conjuncts, each its own `and` term."""
-    if q.include:
-        text = (
-            f"d.tsv @@ recall_search_tsquery({p.add(list(q.include), 'text[]')},"
-            f" {p.add(list(q.exclude), 'text[]')}, false)"
-        )
-    elif q.exclude:
-        # Operators and excluded words only: no document containing any of them (a word that
-        # folds to nothing, a stop word, excludes nothing).
-        text = (
-            f"coalesce(not d.tsv @@ recall_search_tsquery({p.add(list(q.exclude), 'text[]')},"
-            " '{}', true), true)"
-        )
-    else:
-        text = "true"
+    text = text_condition(q.include, q.exclude, p)
     filters = []
     scope = None
     if q.scope is not None:
@@ -58,6 +45,23 @@ def text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
         filters.append(f"d.created_at < {p.add(q.until, 'timestamptz')}")
     filters += _named_conditions(q, p, scope)
     return text, filters
+
+
+def text_condition(include: Sequence[str], exclude: Sequence[str], p: Params) -> str:
+    """The words' condition on a search document `d` (live push's sift applies it alone)."""
+    if include:
+        return (
+            f"d.tsv @@ recall_search_tsquery({p.add(list(include), 'text[]')},"
+            f" {p.add(list(exclude), 'text[]')}, false)"
+        )
+    if exclude:
+        # Operators and excluded words only: no document containing any of them (a word that
+        # folds to nothing, a stop word, excludes nothing).
+        return (
+            f"coalesce(not d.tsv @@ recall_search_tsquery({p.add(list(exclude), 'text[]')},"
+            " '{}', true), true)"
+        )
+    return "true"
 
 
 def _named_conditions(q: CandidateQuery, p: Params, scope: str | None) -> list[str]:
