@@ -99,6 +99,8 @@ class Feed:
         self._log: LogRead | None = None
         self._sift: Sift | None = None
         self._waking: asyncio.Future[None] | None = None
+        # What the sift found of each post the buffer holds (`may_concern`).
+        self._sifted: dict[int, _Sifted] = {}
         # Events kept: a subscriber further behind than this reads the log itself.
         self._keep = keep
         # A notification lost with a dropped connection costs only latency: the log is read
@@ -165,54 +167,77 @@ class Feed:
                 return
             await self._read(self._read_to, self._log)
 
-    async def _wake_concerned(self, start: int, complete: bool) -> None:
-        """After a read of the log from `start` to `_read_to`: wake every subscriber the new
-        events may concern, and move past them, unwoken, each subscriber they cannot concern
-        that had read up to `start` exactly."""
+    async def _wake_concerned(self, start: int) -> None:
+        """After a read of the log from `start` to `_read_to`: sift the new posts, then wake
+        every subscriber the new events may concern, and move past them, unwoken, each
+        subscriber they cannot concern that had read up to `start` exactly."""
         end = self._read_to
-        at_start, behind = [], []
-        for w in self._subscribers():
-            if w.position == start:
-                at_start.append(w)
-            elif w.position is None or w.position < end:
-                behind.append(w)  # it has not seen some of what came before, or all of it
-        self._wake(behind)
-        if not at_start:
-            return
+        subscribers = list(self._subscribers())
         first = bisect.bisect_right(self._events, start, key=_position)
         new = self._events[first:]
-        posts = [e.message_id for e in new if e.kind == "post" and e.message_id is not None]
-        if (
-            not complete  # more than a buffer was due: the rest is read at the next ask
-            or len(posts) < len(new)  # an edit, a deletion or an access change may concern anyone
-            or self._sift is None
-            or any(w.interest is None for w in at_start)
-        ):
-            self._wake(at_start)
-            return
-        words = sorted({w.interest.words for w in at_start if w.interest and w.interest.words})
-        if len(words) > MAX_SIFTED_SEARCHES:
-            self._wake(at_start)
+        # The buffer holds all of (start, end] unless more than a buffer was read at once.
+        whole = self._base is not None and start >= self._base
+        await self._sift_posts(new, subscribers)
+        for w in subscribers:
+            if w.position is not None and w.position >= end:
+                continue
+            if whole and w.position == start and not self.may_concern(w.interest, new):
+                w.reached(end)
+            else:
+                # Not placed yet, or it has not handled what came before (it is busy, or
+                # was woken already): it looks for itself, and skips what cannot concern it.
+                w.bell.set()
+
+    async def _sift_posts(self, events: list[LiveEvent], subscribers: list[Waiter]) -> None:
+        """Record, for each new post, its conversation and which of the subscribers' searches'
+        words it meets (one statement); nothing recorded when that cannot be done."""
+        posts = [e.message_id for e in events if e.kind == "post" and e.message_id is not None]
+        words = sorted({w.interest.words for w in subscribers if w.interest and w.interest.words})
+        if not posts or self._sift is None or len(words) > MAX_SIFTED_SEARCHES:
             return
         try:
-            posted = await self._sift(posts, words) if posts else {}
+            posted = await self._sift(posts, words)
         except asyncio.CancelledError:
             raise
-        except Exception as e:  # everyone it might concern reads for itself
+        except Exception as e:  # unrecorded: whoever the posts might concern is woken
             _log.warning(
                 "live: sifting workspace %s's posts failed (%s)",
                 self.workspace_id,
                 type(e).__name__,
             )
-            self._wake(at_start)
             return
-        index = {w: i for i, w in enumerate(words)}
-        for w in at_start:
-            assert w.interest is not None
-            if _concerns(w.interest, posts, posted, index):
-                w.bell.set()
-            else:
-                w.reached(end)
+        tested = frozenset(words)
+        for message_id in posts:
+            seen = posted.get(message_id)
+            self._sifted[message_id] = (
+                _Sifted(None, frozenset(), tested)
+                if seen is None
+                else _Sifted(seen.scope_id, frozenset(words[i] for i in seen.matches), tested)
+            )
+
+    def may_concern(self, interest: Interest | None, events: Sequence[LiveEvent]) -> bool:
+        """Whether any of the events may concern a subscription with this interest, from what
+        the sift recorded: False only for posts it recorded that lie outside the interest's
+        conversation or miss its words (or have no search document, so no search admits them:
+        the admission reads documents too). An edit, a deletion, an access change, or a post
+        not sifted for these words may concern it."""
+        for e in events:
+            if e.kind != "post" or interest is None:
+                return True
+            if e.message_id is None:
+                continue
+            seen = self._sifted.get(e.message_id)
+            if seen is None:
+                return True
+            if seen.scope_id is None:
+                continue
+            if interest.scope_id is not None and seen.scope_id != interest.scope_id:
+                continue
+            if interest.words is None or interest.words not in seen.tested:
+                return True
+            if interest.words in seen.matched:
+                return True
+        return False
 
     @staticmethod
     def _wake(subscribers: Iterable[Waiter]) -> None:
@@ -245,6 +270,7 @@ class Feed:
             # Nothing read yet, or a subscriber ahead of the feed (it read the head after a
             # commit whose notification had not arrived yet): start again from there.
             self._events, self._base, self._read_to = [], position, position
+            self._sifted.clear()
         start = self._read_to
         try:
             events, head = await read(self._read_to, self._keep)
@@ -263,9 +289,12 @@ class Feed:
             dropped = self._events[: len(self._events) - self._keep]
             self._events = self._events[len(dropped) :]
             self._base = dropped[-1].position
+            for e in dropped:
+                if e.message_id is not None:
+                    self._sifted.pop(e.message_id, None)
         self.stamp += 1
         self._shared.clear()
-        await self._wake_concerned(start, complete=self._read_to >= self._head)
+        await self._wake_concerned(start)
 
     async def share(self, stamp: int, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:
         """`work`'s result, computed once for every subscriber asking with the same key within
@@ -314,18 +343,11 @@ def _position(event: LiveEvent) -> int:
     return event.position
 
 
-def _concerns(
-    interest: Interest, posts: list[int], posted: dict[int, Posted], index: dict[Words, int]
-) -> bool:
-    """Whether any of the posts may be a hit for a subscription with this interest: within
-    its conversation, meeting its words. A post without a search document is no search's hit
-    (the admission reads documents too)."""
-    for message_id in posts:
-        seen = posted.get(message_id)
-        if seen is None:
-            continue
-        if interest.scope_id is not None and seen.scope_id != interest.scope_id:
-            continue
-        if interest.words is None or index[interest.words] in seen.matches:
-            return True
-    return False
+@dataclass(frozen=True, slots=True)
+class _Sifted:
+    """What the sift found of a post: its conversation (None: no search document), the
+    searches' words it meets, and the words it was tested against."""
+
+    scope_id: int | None
+    matched: frozenset[Words]
+    tested: frozenset[Words]

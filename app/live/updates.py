@@ -196,6 +196,11 @@ async def updates(
             assert waiter.position is not None
             position = waiter.position
             events, head, stamp = await _next_events(env, feed, workspace_id, position)
+            if events and not feed.may_concern(waiter.interest, events):
+                # Posts the feed's sift found outside its conversation or its words: nothing
+                # to decide, nothing to send (and no token to read for it).
+                waiter.reached(events[-1].position)
+                continue
             # The token again at every wake-up (once per token and wake-up in this process).
             current = await feed.share(stamp, ("reader", token_key), lambda: _reader(env, token))
             if current is None or current.destination is None:

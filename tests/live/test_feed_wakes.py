@@ -141,3 +141,21 @@ async def test_a_commit_read_by_no_feed_yet_wakes_everyone() -> None:
     feed = Feed(1, keep=100, poll_interval=60, subscribers=lambda: waiters)
     feed.ring()  # nothing attached: it cannot read on its own
     assert _woken(waiters) == [True]
+
+
+async def test_a_subscriber_behind_skips_what_the_sift_found_cannot_concern_it() -> None:
+    log, feed, waiters = await _setup(Interest(ZEBRA, None), Interest(OKAPI, 8))
+    log.post(10, 1, ZEBRA)
+    await _commit(feed)
+    log.post(11, 1, OKAPI)  # okapi words, another conversation
+    log.post(12, 8)  # its conversation, no words
+    await _commit(feed)
+    assert _woken(waiters) == [True, False]
+    events = log.events
+    assert feed.may_concern(waiters[0].interest, events)  # the zebra post
+    assert not feed.may_concern(waiters[0].interest, events[1:])
+    assert not feed.may_concern(waiters[1].interest, events)
+    # Unknown words (a search opened after the sift) and edits may concern anyone.
+    assert feed.may_concern(Interest((("giraffe",), ()), None), events[1:])
+    log.add(11, "edit")
+    assert feed.may_concern(waiters[1].interest, log.events[3:])
