@@ -177,9 +177,11 @@ async def test_new_hits_wait_in_n_new_while_the_viewer_has_scrolled_down(
         await expect(fresh).to_have_count(0)
 
         # Another query ends this search's subscription: one stays open, the new search's.
-        await tab.locator(SEARCH).fill("quokka")
+        # (A post of its own: no other test may be relied on to have run first.)
+        await site.apply(post("w-echidna", "general", "bob", "an echidna beside the wombats"))
+        await tab.locator(SEARCH).fill("echidna")
         await tab.locator(SEARCH).press("Enter")
-        await expect(tab.locator(f"{RESULTS} .body").first).to_contain_text("quokka")
+        await expect(tab.locator(f"{RESULTS} .body").first).to_contain_text("echidna")
         for _ in range(100):
             if await open_subscriptions(site.base) == 1:
                 break
