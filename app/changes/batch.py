@@ -11,6 +11,7 @@ from app.changes.apply import ApplyResult, apply_changes
 from app.changes.erasure import remove_deleted_text
 from app.changes.model import Change
 from app.data.executor import Transactional
+from app.data.retry import in_transaction
 from app.errors import RecallError
 from app.observability.metrics import observe_applied
 
@@ -32,8 +33,7 @@ async def apply_batch(
     messages everywhere: a failure removing text is logged, not the batch's failure, and the
     server's background removal (app.changes.erasure_worker) or the next batch picks up what
     is left."""
-    async with db.transaction():
-        result = await apply_changes(db, workspace_id, changes)
+    result = await in_transaction(db, lambda: apply_changes(db, workspace_id, changes))
     observe_applied(result.applied, result.unchanged)
     try:
         await remove_deleted_text(db, workspace_id, seconds=text_removal_seconds, progress=progress)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from app.data import deletions
 from app.data.executor import Transactional
+from app.data.retry import in_transaction
 from app.observability.metrics import observe_text_removed
 
 
@@ -22,11 +23,17 @@ async def remove_chunk(db: Transactional, workspace_id: int, *, when: str = "bat
     """One chunk of the workspace's pending text removed, in its own transaction: how many
     messages' text went (0: nothing was pending). `when` background: only as the workspace's one
     background remover (deletions.claim_text_removal), None when another one is at work."""
-    async with db.transaction():
+
+    async def body() -> list[int] | None:
         if when == "background" and not await deletions.claim_text_removal(db, workspace_id):
             return None
         chunk = await deletions.text_pending_removal(db, workspace_id)
         await deletions.remove_text(db, workspace_id, chunk)
+        return chunk
+
+    chunk = await in_transaction(db, body)
+    if chunk is None:
+        return None
     if chunk:
         observe_text_removed(when, len(chunk))
     return len(chunk)

@@ -17,19 +17,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import asyncpg
 
+from app.data import retry
 from app.errors import ServiceUnavailable, Timeout
 from app.observability import context
 from app.observability.metrics import POOL_WAITING
 
 # A pooled connection (asyncpg hands out proxies).
 _Conn: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
+T = TypeVar("T")
 
 # The session whose transaction the current task runs inside, if any.
 _inside: ContextVar[Session | None] = ContextVar("recall_session_transaction", default=None)
@@ -52,24 +54,14 @@ _UNREACHABLE = (
 )
 
 
-# Citus's own errors that mean "a node or a shard was not there for this statement", raised
-# as internal errors (XX000, no class of their own): sent again, the request does not meet
-# them once the node is back or the move is done (bench.scaleout met each).
-_CITUS_UNAVAILABLE = (
-    # A worker that one of the transaction's statements used went away (a lost worker).
-    "failure on connection marked as essential",
-    # Citus split or moved the shard the statement was planned against while it waited for
-    # the shard's lock (tenant isolation, a blocking move: docs/scale.md, Runbook).
-    "could not find valid entry for shard",
-)
+# Citus's error when a worker that one of the transaction's statements used went away (a lost
+# worker), raised as an internal error (XX000, no class of its own): SERVICE_UNAVAILABLE (503,
+# try again) at once, not an internal error, and not run again here (app.data.retry says why).
+_WORKER_LOST = "failure on connection marked as essential"
 
 
-_CONFLICT = "the request met a concurrent change and was rolled back; try again"
-
-
-def _citus_unavailable(e: BaseException) -> bool:
-    """SERVICE_UNAVAILABLE (503, try again), not an internal error."""
-    return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(_CITUS_UNAVAILABLE)
+def _worker_lost(e: BaseException) -> bool:
+    return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(_WORKER_LOST)
 
 
 class Session:
@@ -140,15 +132,17 @@ class Session:
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
         except asyncpg.InternalServerError as e:
-            if not _citus_unavailable(e):
+            if retry.shard_moved(e):
+                # The connection is fine; the statement (or its transaction) is run again.
+                raise retry.Transient(retry.MOVED, "shard_moved") from e
+            if not _worker_lost(e):
                 raise
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
         except asyncpg.TransactionRollbackError as e:
             # A deadlock or a serialization failure (class 40): PostgreSQL rolled the
-            # transaction back and the same request sent again succeeds (a connector's
-            # replayed changes are no-ops). The connection itself is fine.
-            raise ServiceUnavailable(_CONFLICT) from e
+            # transaction back, and the same work run again succeeds. The connection is fine.
+            raise retry.Transient(retry.CONFLICT, "conflict") from e
 
     async def _turn(self) -> None:
         """Take the connection for one statement: at once inside this session's open
@@ -177,18 +171,34 @@ class Session:
         finally:
             self._lock.release()
 
+    async def _run(self, statement: Callable[[_Conn], Awaitable[T]]) -> T:
+        """One statement; outside a transaction, run again after a transient failure (it
+        rolled back: app.data.retry). Inside one, the unit run again is the transaction."""
+
+        async def once() -> T:
+            async with self._statement() as conn:
+                return await statement(conn)
+
+        if _inside.get() is self:
+            return await once()
+        return await retry.retried(once)
+
     async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
-        async with self._statement() as conn:
-            return list(await conn.fetch(sql, *args))
+        return list(await self._run(lambda conn: conn.fetch(sql, *args)))
 
     async def fetch_planned_once(self, sql: str, *args: Any) -> list[asyncpg.Record]:
         """A statement written so that one plan is right for every value of its parameters,
         on a connection that plans it once (app.db.GENERIC_PLANNER_SETTINGS) rather than for
         every call: a connection of its own, held for this statement only, outside any
         transaction of this session (it reads committed rows, as a statement before the
-        transaction would). Counted and timed like any other."""
+        transaction would). Counted and timed like any other, and run again like any other
+        after a transient failure."""
         if self._planned_once is None:
             return await self.fetch(sql, *args)
+        return await retry.retried(lambda: self._fetch_planned_once(sql, args))
+
+    async def _fetch_planned_once(self, sql: str, args: tuple[Any, ...]) -> list[asyncpg.Record]:
+        assert self._planned_once is not None
         pool = self._planned_once
         self.statements += 1
         started = time.perf_counter()
@@ -201,21 +211,17 @@ class Session:
             try:
                 return list(await conn.fetch(sql, *args))
             except BaseException as e:
+                if retry.transient(e) is not None:
+                    raise  # rolled back; the connection is fine (retried above)
                 # A statement stopped half way (a timeout, a lost connection, a cancelled
                 # request): this connection is not handed to another request.
                 conn.terminate()
                 if isinstance(e, asyncpg.QueryCanceledError):
                     raise Timeout("the request took too long and was stopped") from e
-                if isinstance(e, _UNREACHABLE):
+                if isinstance(e, _UNREACHABLE) or _worker_lost(e):
                     raise ServiceUnavailable(
                         "the database is unavailable; try again shortly"
                     ) from e
-                if _citus_unavailable(e):
-                    raise ServiceUnavailable(
-                        "the database is unavailable; try again shortly"
-                    ) from e
-                if isinstance(e, asyncpg.TransactionRollbackError):
-                    raise ServiceUnavailable(_CONFLICT) from e
                 raise
             finally:
                 await pool.release(conn)
@@ -223,20 +229,17 @@ class Session:
             self.database_seconds += time.perf_counter() - started
 
     async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
-        async with self._statement() as conn:
-            return await conn.fetchrow(sql, *args)
+        return await self._run(lambda conn: conn.fetchrow(sql, *args))
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
-        async with self._statement() as conn:
-            return await conn.fetchval(sql, *args)
+        return await self._run(lambda conn: conn.fetchval(sql, *args))
 
     async def execute(self, sql: str, *args: Any) -> str:
-        async with self._statement() as conn:
-            return str(await conn.execute(sql, *args))
+        return str(await self._run(lambda conn: conn.execute(sql, *args)))
 
     async def executemany(self, sql: str, args: list[tuple[Any, ...]]) -> None:
-        async with self._statement() as conn:
-            await conn.executemany(sql, args)
+        # asyncpg's executemany is atomic: a failed one wrote nothing.
+        await self._run(lambda conn: conn.executemany(sql, args))
 
     @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[None]:

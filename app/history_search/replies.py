@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from app import access
 from app.data import live_events, replies, turns
 from app.data.readers import Reader
+from app.data.retry import in_transaction
 from app.data.rows import MessageRow
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden
@@ -65,33 +66,35 @@ async def post_reply(
         raise BadUserInput(f"body must be 1 to {MAX_BODY} characters, not only spaces")
     if client_mutation_id is not None and not 0 < len(client_mutation_id) <= MAX_CLIENT_ID:
         raise BadUserInput(f"clientMutationId must be 1 to {MAX_CLIENT_ID} characters")
-    try:
-        async with ledger.lock, db.transaction():
-            turn = await turns.lock_turn(db, workspace_id, ledger.turn_id, agent_id)
-            if turn is None or not turn.agent_in_scope:
-                raise Forbidden("the agent may no longer post in this turn's scope")
-            if client_mutation_id is not None:
-                # Under the turn's row lock: two concurrent retries cannot both post.
-                found, earlier = await replies.remembered_reply(
-                    db, workspace_id, turn.id, client_mutation_id
-                )
-                if found:
-                    return ReplyOutcome(True, earlier, None, replayed=True)
-            # Deactivated since the turn started (or since this request's token was read):
-            # they may read nothing, so nothing is delivered to them.
-            if not turn.requester_active:
-                raise _Withheld(REQUESTER_DEACTIVATED)
-            reply = await replies.write_reply(
-                db, workspace_id, turn.id, turn.scope_id, agent_id, body
+
+    async def post() -> ReplyOutcome:
+        turn = await turns.lock_turn(db, workspace_id, ledger.turn_id, agent_id)
+        if turn is None or not turn.agent_in_scope:
+            raise Forbidden("the agent may no longer post in this turn's scope")
+        if client_mutation_id is not None:
+            # Under the turn's row lock: two concurrent retries cannot both post.
+            found, earlier = await replies.remembered_reply(
+                db, workspace_id, turn.id, client_mutation_id
             )
-            if not await replies.deliverable(db, turn.destination, reply.message.id):
-                raise _Withheld(WITHHELD)
-            if client_mutation_id is not None:
-                await replies.remember_reply(
-                    db, workspace_id, turn.id, client_mutation_id, reply.message.id
-                )
-            # Last, so the live log's position lock is held only until the commit.
-            await live_events.record(db, workspace_id, [(reply.message.id, live_events.POST)])
+            if found:
+                return ReplyOutcome(True, earlier, None, replayed=True)
+        # Deactivated since the turn started (or since this request's token was read):
+        # they may read nothing, so nothing is delivered to them.
+        if not turn.requester_active:
+            raise _Withheld(REQUESTER_DEACTIVATED)
+        reply = await replies.write_reply(db, workspace_id, turn.id, turn.scope_id, agent_id, body)
+        if not await replies.deliverable(db, turn.destination, reply.message.id):
+            raise _Withheld(WITHHELD)
+        if client_mutation_id is not None:
+            await replies.remember_reply(
+                db, workspace_id, turn.id, client_mutation_id, reply.message.id
+            )
+        # Last, so the live log's position lock is held only until the commit.
+        await live_events.record(db, workspace_id, [(reply.message.id, live_events.POST)])
+        return ReplyOutcome(True, reply.message, None)
+
+    try:
+        async with ledger.lock:
+            return await in_transaction(db, post)
     except _Withheld as withheld:
         return ReplyOutcome(False, None, str(withheld))
-    return ReplyOutcome(True, reply.message, None)

@@ -40,6 +40,7 @@ from app.data.history_search import (
     search,
 )
 from app.data.readers import Reader, cursor_context
+from app.data.retry import in_transaction
 from app.data.session import Session
 from app.errors import BadUserInput, Forbidden, ServiceUnavailable
 from app.history_search import presentation, ranking
@@ -219,10 +220,13 @@ async def history_search(
             # Another search of this turn recorded between this one's two statements. Again,
             # holding the turn's row lock, so that it cannot happen twice: the search then
             # reads the ledger as the last recording left it.
-            async with db.transaction():
+
+            async def locked() -> _Outcome | None:
                 if not await turns.lock_turn_row(db, workspace_id, ledger.turn_id, agent_id):
                     raise Forbidden("this turn is gone")
-                outcome = await attempt()
+                return await attempt()
+
+            outcome = await in_transaction(db, locked)
         if outcome is None:
             raise ServiceUnavailable("the turn changed while it was searched; try again")
 

@@ -14,6 +14,7 @@ from app import access
 from app.data import turns
 from app.data.executor import Executor, Transactional
 from app.data.readers import Reader
+from app.data.retry import in_transaction
 from app.data.tokens import store_token
 from app.data.turns import TurnRow
 from app.errors import BadUserInput, Forbidden, UsageError
@@ -39,8 +40,9 @@ async def start_turn(
     """startTurn: the reader's agent (an agent token's: FORBIDDEN otherwise) starts a turn in
     one transaction. `None` ids are well-formed ids of nothing (or of another type)."""
     access.START_TURN.check(reader)
-    async with db.transaction():
-        return await _begin(
+    return await in_transaction(
+        db,
+        lambda: _begin(
             db,
             reader.workspace_id,
             agent_id=reader.actor_id,
@@ -48,7 +50,8 @@ async def start_turn(
             requester_id=requester_id,
             trigger_message_id=trigger_message_id,
             window=window,
-        )
+        ),
+    )
 
 
 async def _begin(
@@ -125,14 +128,17 @@ async def start_turn_by_keys(
         raise UsageError(f"unknown member '{requester_key}' in workspace '{workspace_key}'")
     if trigger_key is not None and keys.trigger_id is None:
         raise UsageError(f"unknown message '{trigger_key}' in workspace '{workspace_key}'")
-    async with conn.transaction():
-        started = await _begin(
+    workspace_id, agent_id, scope_id = keys.workspace_id, keys.agent_id, keys.scope_id
+    started = await in_transaction(
+        conn,
+        lambda: _begin(
             conn,
-            keys.workspace_id,
-            agent_id=keys.agent_id,
-            scope_id=keys.scope_id,
+            workspace_id,
+            agent_id=agent_id,
+            scope_id=scope_id,
             requester_id=keys.requester_id,
             trigger_message_id=keys.trigger_id,
             window=window,
-        )
+        ),
+    )
     return started.token

@@ -20,6 +20,7 @@ from app.data import directory, identity_links, live_events
 from app.data.executor import Executor, Transactional
 from app.data.identity_links import LinkRow, MemberRow
 from app.data.readers import Reader
+from app.data.retry import in_transaction
 from app.data.rows import ActorRow
 from app.data.session import Session
 from app.errors import BadUserInput
@@ -91,7 +92,8 @@ async def start(
     of the workspace (BadUserInput otherwise, before anything changes)."""
     access.START_IDENTITY_LINK.check(reader)
     workspace_id, member_id = reader.workspace_id, reader.actor_id
-    async with db.transaction():
+
+    async def body() -> datetime:
         for_namespace: int | None = None
         if namespace is not None:
             for_namespace = await identity_links.other_namespace(
@@ -100,12 +102,14 @@ async def start(
             if for_namespace is None:
                 raise BadUserInput(UNKNOWN_NAMESPACE)
         await identity_links.cancel_unused_codes(db, workspace_id, member_id)
-        code = new_code()
         normalized = normalize_code(code)
         assert normalized is not None
-        expires_at = await identity_links.insert_code(
+        return await identity_links.insert_code(
             db, workspace_id, member_id, hash_code(normalized), ttl_seconds, for_namespace
         )
+
+    code = new_code()
+    expires_at = await in_transaction(db, body)
     return LinkCode(code, expires_at)
 
 
@@ -116,7 +120,8 @@ async def confirm(db: Transactional, reader: Reader, code: str, ttl_seconds: int
     a second confirmer of the same code is refused like any used code."""
     access.CONFIRM_IDENTITY_LINK.check(reader)
     workspace_id, confirmer_id = reader.workspace_id, reader.actor_id
-    async with db.transaction():
+
+    async def body() -> LinkRow:
         found = await _usable_code(db, workspace_id, code, lock=True)
         if found.member_id == confirmer_id:
             raise BadUserInput(OWN_CODE)
@@ -143,6 +148,8 @@ async def confirm(db: Transactional, reader: Reader, code: str, ttl_seconds: int
             db, workspace_id, starter, confirmer, found.id, ttl_seconds
         )
 
+    return await in_transaction(db, body)
+
 
 async def approve(db: Transactional, reader: Reader, link_id: int | None) -> LinkRow:
     """The starter of a pending link approves the confirmer it names: the link is live from the
@@ -154,7 +161,8 @@ async def approve(db: Transactional, reader: Reader, link_id: int | None) -> Lin
     if link_id is None:
         raise BadUserInput(UNKNOWN_LINK)
     workspace_id, member_id = reader.workspace_id, reader.actor_id
-    async with db.transaction():
+
+    async def body() -> LinkRow:
         link = await _starters_link(db, workspace_id, member_id, link_id)
         if link.status == "pending":
             # The members first, as confirming and deactivating lock them (one lock order); a
@@ -168,7 +176,9 @@ async def approve(db: Transactional, reader: Reader, link_id: int | None) -> Lin
             raise BadUserInput(
                 f"this link is {link.status} and can no longer be approved; start a new code"
             )
-    return link
+        return link
+
+    return await in_transaction(db, body)
 
 
 async def revoke(db: Transactional, reader: Reader, link_id: int | None) -> LinkRow:
@@ -180,7 +190,8 @@ async def revoke(db: Transactional, reader: Reader, link_id: int | None) -> Link
     if link_id is None:
         raise BadUserInput(UNKNOWN_LINK)
     workspace_id, member_id = reader.workspace_id, reader.actor_id
-    async with db.transaction():
+
+    async def body() -> LinkRow:
         link = await identity_links.revoke_own_link(db, workspace_id, member_id, link_id)
         if link is not None:
             # What the link opened closes: live subscribers recheck what they delivered.
@@ -189,7 +200,9 @@ async def revoke(db: Transactional, reader: Reader, link_id: int | None) -> Link
             link = await identity_links.own_link(db, workspace_id, member_id, link_id)
         if link is None:
             raise BadUserInput(UNKNOWN_LINK)
-    return link
+        return link
+
+    return await in_transaction(db, body)
 
 
 async def _usable_code(

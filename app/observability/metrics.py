@@ -101,6 +101,15 @@ SEARCH_READY = Gauge(
     registry=REGISTRY,
 )
 
+RETRIES = Counter(
+    "recall_database_retries",
+    "Units of database work (a statement, or a whole transaction) run again inside the request"
+    " after the database rolled them back for a reason that passes (app.data.retry), by reason:"
+    " conflict (a deadlock or serialization failure) or shard_moved (Citus moved or split the"
+    " shard a statement waited on)",
+    ["reason"],
+    registry=REGISTRY,
+)
 TEXT_REMOVED = Counter(
     "recall_text_removed_messages",
     "Deleted messages whose text and search document were removed, by when: right after the"

@@ -222,9 +222,11 @@ async def test_a_lost_worker_or_a_moved_shard_answers_503_and_nothing_is_written
     """Citus raises internal errors (XX000) when a worker a transaction used goes away, or when
     it split or moved the shard a statement waited on (bench.scaleout met both: a worker
     stopped mid-load, isolate_tenant_to_new_shard); its deadlock detection cancels a
-    transaction waiting across a shard move (40P01, met three times in fourteen runs). The
-    request answers 503 SERVICE_UNAVAILABLE, try again, and the retry succeeds; never a 500.
-    Here a trigger raises the same error, as the coordinator does."""
+    transaction waiting across a shard move (40P01, met three times in fourteen runs). When
+    the error does not pass (the server runs a moved shard's or a conflict's work again a few
+    times first: tests/api/test_retries.py), the request answers 503 SERVICE_UNAVAILABLE, try
+    again, and the client's retry succeeds; never a 500. Here a trigger raises the same error,
+    every time, as the coordinator does."""
     from app.data.tokens import issue_connector_token
     from tests.changes_support import APPLY, post
     from tests.client import graphql_client
