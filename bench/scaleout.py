@@ -364,6 +364,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     page, _ = await _page(http, t, cursors[t.key]["cursor"])
                     again[t.key] = page == cursors[t.key]["page"] and bool(page)
                 result["cursors_valid_after_moves"] = again
+                result["server_retries"] = await _server_retries(http)
             result["checks"] = await _checks(conn, load, ids_before, tenants)
         finally:
             await conn.close()
@@ -436,7 +437,27 @@ def table(result: dict[str, Any]) -> str:
         f" {'valid' if not c['global_sequence_broken'] else 'BROKEN'}; cursors valid after"
         f" the moves: {all(result['cursors_valid_after_moves'].values())}"
     )
+    retries = result.get("server_retries", {})
+    lines.append(
+        "work the server ran again inside a request (recall_database_retries_total): "
+        + (", ".join(f"{k} {v:g}" for k, v in sorted(retries.items())) or "none")
+    )
     return "\n".join(lines)
+
+
+async def _server_retries(http: httpx.AsyncClient) -> dict[str, float]:
+    """The server's recall_database_retries_total by reason (app/data/retry.py): what it ran
+    again instead of answering 503 during the moves."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = (await http.get("/metrics")).text
+    return {
+        sample.labels["reason"]: sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "recall_database_retries"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
