@@ -46,13 +46,55 @@ async def test_old_matches_of_two_words_are_read_through_the_text_index(
     await db.execute("analyze search_documents")
     ws, ns, ann = await _ids(db)
 
+    page, sql, args = await _page(dsn, ws, ns, ann, ["alpha", "beta"])
+    assert len(page.hits) == 20  # the newest old matches, found past the walk
+    read = await _read(db, sql, args)
+    # The walk's WALK documents, then the matches (each at most twice: index and recheck).
+    assert read <= WALK + 2 * OLD_MATCHES, f"{read} documents read"
+
+
+@pytest.mark.skipif(CITUS is not None, reason="plans on a Citus worker are not read here")
+async def test_a_page_found_among_the_newest_documents_reads_no_further(
+    db: asyncpg.Connection, dsn: str
+) -> None:
+    """Fewer matches among the newest WALK documents than the probe, but more than a page of
+    eligible ones: the page is cut inside the probe (its candidates are the first in search
+    order), so the older matches are not read through the text index."""
+    messages = [(f"old-{i}", "room", "ann", f"alpha beta note {i}") for i in range(OLD_MATCHES)]
+    for i in range(WALK + 1000):
+        body = f"alpha beta fresh {i}" if i % 400 == 0 else f"alpha filler {i}"
+        messages.append((f"new-{i}", "room", "ann", body))
+    fresh = len([m for m in messages if "fresh" in m[3]])
+    walked = len([i for i in range(1000, WALK + 1000) if i % 400 == 0])
+    assert 20 < walked < 41  # more than a page, fewer than the probe (2 * first + 1)
+    await import_fixture(db, workspace(messages), progress=io.StringIO())
+    await db.execute("analyze search_documents")
+    ws, ns, ann = await _ids(db)
+
+    page, sql, args = await _page(dsn, ws, ns, ann, ["alpha", "beta"])
+
+    assert [h.candidate.message_id for h in page.hits] == await db.fetchval(
+        "select array_agg(message_id order by global_seq desc) from (select d.message_id,"
+        " d.global_seq from search_documents d join messages m on m.id = d.message_id"
+        " where m.body like 'alpha beta fresh%' order by d.global_seq desc limit 20) x"
+    )
+    assert page.cut
+    read = await _read(db, sql, args)
+    # The walk's WALK documents, and the walked matches again (not the older ones).
+    assert read <= WALK + 2 * fresh, f"{read} documents read"
+
+
+async def _page(
+    dsn: str, ws: int, ns: int, ann: int, words: list[str]
+) -> tuple[Any, str, tuple[object, ...]]:
+    """A page of 20 for ann, budget 200, and the page statement with its values."""
     pool = await create_pool(dsn, min_size=1, max_size=1)
     try:
         session = _Recording(pool)
         session.sent = []
         page = await search_page(
             session,
-            CandidateQuery((ws, "members", ns, [ann]), ["alpha", "beta"], []),
+            CandidateQuery((ws, "members", ns, [ann]), words, []),
             after=None,
             first=20,
             budget=200,
@@ -61,18 +103,19 @@ async def test_old_matches_of_two_words_are_read_through_the_text_index(
         await session.close()
     finally:
         await pool.close()
-    assert len(page.hits) == 20  # the newest old matches, found past the walk
     sql, args = session.sent[-1]
+    return page, sql, args
 
+
+async def _read(db: asyncpg.Connection, sql: str, args: tuple[object, ...]) -> int:
+    """Documents the statement reads, from its EXPLAIN ANALYZE."""
     transaction = db.transaction()
     await transaction.start()
     try:
         plan = await db.fetchval(f"explain (analyze, format json) {sql}", *args)
     finally:
         await transaction.rollback()
-    read = sum(_documents_read(node) for node in _nodes(_root(plan)))
-    # The walk's WALK documents, then the matches (each at most twice: index and recheck).
-    assert read <= WALK + 2 * OLD_MATCHES, f"{read} documents read"
+    return sum(_documents_read(node) for node in _nodes(_root(plan)))
 
 
 async def _ids(db: asyncpg.Connection) -> tuple[int, int, int]:

@@ -60,11 +60,13 @@ def bind_page(p: Params, after: After | None, first: int, budget: int) -> PageBo
 def probe_ctes(probe_scan: str, b: PageBounds, *, several: bool, complete: bool) -> str:
     """CTEs `probe` (the first scan), `probed` (its verdicts) and `decided`: the probe's count,
     its eligible count, whether to read on (`go`), and where the rest starts (g, s, q, m)."""
-    # The probe's decision: several lexemes read on when
-    # the newest documents held fewer matches than the probe; one lexeme only when the probe
-    # was full. Either way only while the probe has no more than a page of eligible ones.
+    # The probe's decision, only while the probe has no more than a page of eligible ones
+    # (past that the page is cut inside the probe, whose candidates are the first ones in
+    # search order, and nothing after them can change it): several lexemes read on when the
+    # newest documents held fewer matches than the probe; one lexeme only when the probe was
+    # full (fewer: there are no more).
     go = (
-        f"(n < {b.probe} or (eligible <= {b.first} and {b.probe} < {b.budget}))"
+        f"(eligible <= {b.first} and (n < {b.probe} or {b.probe} < {b.budget}))"
         if several
         else f"(n = {b.probe} and eligible <= {b.first} and {b.probe} < {b.budget})"
     )
