@@ -55,11 +55,16 @@ def shard_moved(e: BaseException) -> bool:
     return isinstance(e, asyncpg.InternalServerError) and str(e).startswith(SHARD_MOVED)
 
 
+# Of class 40, the two that pass. Not 40003 (statement completion unknown: it may have been
+# applied) nor 40002 (an integrity violation at commit: it fails the same way every time).
+CONFLICTS = (asyncpg.SerializationError, asyncpg.DeadlockDetectedError)
+
+
 def transient(e: BaseException) -> Transient | None:
     """`e` as a Transient if it is one (as raised by Session, or straight from asyncpg)."""
     if isinstance(e, Transient):
         return e
-    if isinstance(e, asyncpg.TransactionRollbackError):
+    if isinstance(e, CONFLICTS):
         return Transient(CONFLICT, "conflict")
     if shard_moved(e):
         return Transient(MOVED, "shard_moved")
@@ -88,10 +93,13 @@ async def retried(work: Callable[[], Awaitable[T]]) -> T:
 
 async def in_transaction(db: Transactional, body: Callable[[], Awaitable[T]]) -> T:
     """`body()` inside one transaction of `db`; the whole transaction again after a transient
-    failure (the database rolled it back: nothing of it happened)."""
+    failure (the database rolled it back: nothing of it happened). On a connection already
+    inside a transaction the unit is that outer transaction, which has failed: no retry."""
 
     async def once() -> T:
         async with db.transaction():
             return await body()
 
+    if isinstance(db, asyncpg.Connection) and db.is_in_transaction():
+        return await once()
     return await retried(once)

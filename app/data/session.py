@@ -139,10 +139,13 @@ class Session:
                 raise
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
-        except asyncpg.TransactionRollbackError as e:
-            # A deadlock or a serialization failure (class 40): PostgreSQL rolled the
-            # transaction back, and the same work run again succeeds. The connection is fine.
+        except retry.CONFLICTS as e:
+            # A deadlock or a serialization failure: PostgreSQL rolled the transaction back,
+            # and the same work run again succeeds. The connection is fine.
             raise retry.Transient(retry.CONFLICT, "conflict") from e
+        except asyncpg.TransactionRollbackError as e:
+            # The rest of class 40 does not pass (or may have been applied): 503 at once.
+            raise ServiceUnavailable(retry.CONFLICT) from e
 
     async def _turn(self) -> None:
         """Take the connection for one statement: at once inside this session's open
@@ -195,6 +198,15 @@ class Session:
         after a transient failure."""
         if self._planned_once is None:
             return await self.fetch(sql, *args)
+        if _inside.get() is self:
+            # Called inside this session's transaction: the unit run again is that transaction.
+            try:
+                return await self._fetch_planned_once(sql, args)
+            except Exception as e:
+                failure = retry.transient(e)
+                if failure is None or failure is e:
+                    raise
+                raise failure from e
         return await retry.retried(lambda: self._fetch_planned_once(sql, args))
 
     async def _fetch_planned_once(self, sql: str, args: tuple[Any, ...]) -> list[asyncpg.Record]:
@@ -222,6 +234,8 @@ class Session:
                     raise ServiceUnavailable(
                         "the database is unavailable; try again shortly"
                     ) from e
+                if isinstance(e, asyncpg.TransactionRollbackError):
+                    raise ServiceUnavailable(retry.CONFLICT) from e
                 raise
             finally:
                 await pool.release(conn)

@@ -20,8 +20,8 @@ from app.observability.metrics import REGISTRY
 from tests.changes_support import APPLY, post
 from tests.client import GraphQLClient
 from tests.conftest import on_citus
+from tests.history_support import REPLY, start_turn
 from tests.history_support import SEARCH as HISTORY_SEARCH
-from tests.history_support import start_turn
 from tests.message_search_support import SEARCH as MESSAGE_SEARCH
 from tests.personas import load_personas
 
@@ -144,23 +144,124 @@ async def test_a_failure_that_does_not_pass_answers_503_after_a_bounded_number_o
     assert await db.fetchval("select count(*) from messages where key = 'r1'") == 0
 
 
-async def test_a_lost_worker_is_not_tried_again(
-    client: GraphQLClient, db: asyncpg.Connection
+@pytest.mark.parametrize(
+    ("message", "errcode"),
+    [
+        ("failure on connection marked as essential: 127.0.0.1:9801", "XX000"),
+        ("statement completion unknown", "40003"),
+        ("transaction integrity constraint violation", "40002"),
+    ],
+    ids=["worker-lost", "completion-unknown", "integrity"],
+)
+async def test_a_failure_that_may_have_been_applied_or_does_not_pass_is_not_tried_again(
+    client: GraphQLClient, db: asyncpg.Connection, message: str, errcode: str
 ) -> None:
-    """Its tenants answer 503 at once (docs/scale.md): a worker does not come back in the
-    seconds a retry would wait."""
+    """A lost worker's tenants answer 503 at once (docs/scale.md): a worker does not come back
+    in the seconds a retry would wait. A statement whose completion is unknown may have been
+    applied; an integrity violation at commit fails the same way every time."""
     from app.data.tokens import issue_connector_token
 
     await load_personas(db)
     token = await issue_connector_token(db, "acme")
-    await fail_first(
-        db, "messages", 1000, "failure on connection marked as essential: 127.0.0.1:9801", "XX000"
-    )
+    await fail_first(db, "messages", 1000, message, errcode)
 
     answer = await client.post(APPLY, {"changes": [post("r1", "general", "bob", "x")]}, token=token)
 
     assert answer.status == 503 and answer.codes == ["SERVICE_UNAVAILABLE"], answer.body
     assert await attempts(db) == 1
+
+
+async def test_a_transaction_that_fails_at_its_commit_is_run_again_whole(
+    client: GraphQLClient, db: asyncpg.Connection
+) -> None:
+    """A serialization failure can come at COMMIT (a deferred check here): the whole batch is
+    run again, and applied once."""
+    from app.data.tokens import issue_connector_token
+
+    await load_personas(db)
+    token = await issue_connector_token(db, "acme")
+    await db.execute(
+        """
+        create sequence test_attempts;
+        create function test_transient() returns trigger language plpgsql as $$
+        begin
+            if nextval('test_attempts') <= 1 then
+                raise exception 'could not serialize access' using errcode = '40001';
+            end if;
+            return null;
+        end $$;
+        create constraint trigger test_transient after insert on messages
+            deferrable initially deferred for each row execute function test_transient();
+        """
+    )
+
+    answer = await client.post(APPLY, {"changes": [post("r1", "general", "bob", "x")]}, token=token)
+
+    assert answer.status == 200 and not answer.errors, answer.body
+    assert await attempts(db) == 2
+    assert await db.fetchval("select count(*) from messages where key = 'r1'") == 1
+
+
+async def test_a_reply_rolled_back_by_a_deadlock_is_posted_once(
+    client: GraphQLClient, db: asyncpg.Connection, issue_token: Any, history_personas: None
+) -> None:
+    """postReply's transaction (the turn's row lock, the reply, its live event) run again."""
+    turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
+    await client.gql(HISTORY_SEARCH, {"q": "acme"}, token=turn)
+    replies_before = await db.fetchval("select count(*) from messages")
+    await fail_first(db, "messages", 1, "deadlock detected", "40P01")
+
+    answer = await client.post(REPLY, {"body": "The launch is Friday"}, token=turn)
+
+    assert answer.status == 200 and not answer.errors, answer.body
+    assert answer.data["postReply"]["delivered"] is True
+    assert await attempts(db) == 2
+    assert await db.fetchval("select count(*) from messages") == replies_before + 1
+
+
+async def test_a_statement_planned_once_is_sent_again_and_inside_a_transaction_left_to_it(
+    dsn: str, db: asyncpg.Connection
+) -> None:
+    """Session.fetch_planned_once (historySearch's page) on its own is run again; inside a
+    transaction it is tried once and the transaction is the unit run again, never both (the
+    pauses would multiply)."""
+    from app.data.session import Session
+    from app.db import create_pool
+
+    await db.execute(
+        """
+        create sequence test_attempts;
+        create function test_fails_first(times int) returns int language plpgsql as $$
+        begin
+            if nextval('test_attempts') <= times then
+                raise exception 'deadlock detected' using errcode = '40P01';
+            end if;
+            return 1;
+        end $$;
+        """
+    )
+    pool = await create_pool(dsn, min_size=1, max_size=2)
+    session = Session(pool, planned_once=pool)
+    try:
+        rows = await session.fetch_planned_once("select test_fails_first(2) as one")
+        assert rows[0]["one"] == 1
+        assert await attempts(db) == 3
+
+        await db.execute("alter sequence test_attempts restart")
+        runs = 0
+
+        async def body() -> int:
+            nonlocal runs
+            runs += 1
+            got = await session.fetch_planned_once("select test_fails_first(1) as one")
+            return int(got[0]["one"])
+
+        assert await in_transaction(session, body) == 1
+        assert runs == 2  # the first run's statement was not retried on its own
+        assert await attempts(db) == 2
+    finally:
+        await session.close()
+        await pool.close()
 
 
 async def test_a_cli_transaction_on_a_bare_connection_is_run_again_too(
