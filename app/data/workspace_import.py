@@ -87,8 +87,11 @@ async def skip_row_triggers(conn: asyncpg.Connection, citus: bool, *, on: bool) 
     await conn.execute(f"set local recall.bulk_import = '{'on' if on else 'off'}'")
 
 
-async def copy_rows(conn: asyncpg.Connection, table: str, records: list[tuple[Any, ...]]) -> None:
-    if records:
+async def copy_rows(
+    conn: asyncpg.Connection, table: str, records: Iterable[tuple[Any, ...]]
+) -> None:
+    """COPY the rows (a list, or an iterator whose rows are made as COPY sends them)."""
+    if not isinstance(records, Sequence) or records:
         await conn.copy_records_to_table(table, records=records, columns=list(COLUMNS[table]))
 
 
@@ -141,7 +144,7 @@ async def index_workspace(
         else:
             await conn.execute(insert, workspace_id)
     # The rows the per-document triggers of migrations/017 would have added up to.
-    await term_stats.count_workspace(conn, workspace_id)
+    await term_stats.count_workspace(conn, workspace_id, parallel=not citus)
 
 
 # --- the document vectors on a second connection ------------------------------------------
@@ -208,4 +211,4 @@ async def copy_documents(
             await copy()
     finally:
         await conn.reset_type_codec("tsvector", schema="pg_catalog")
-    await term_stats.count_workspace(conn, workspace_id)
+    await term_stats.count_workspace(conn, workspace_id, parallel=True)
