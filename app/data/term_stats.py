@@ -68,13 +68,14 @@ _COUNT_WORKSPACE_TERMS = """
     where d.workspace_id = $1
     group by 1, 2
 """
-# The same counts into a temporary table (count_workspace, parallel).
-_COUNT_WORKSPACE_TERMS_APART = """
-    create temp table import_term_counts on commit drop as
-    select d.workspace_id, l.lexeme, count(*) as documents
-    from search_documents d cross join unnest(tsvector_to_array(d.tsv)) as l(lexeme)
-    where d.workspace_id = {workspace_id}
-    group by 1, 2
+# The same counts by ts_stat (count_workspace, local): one C function's pass over the vectors,
+# about half the CPU of unnesting every vector into rows and grouping them (1M documents: 1.3 s
+# against 2.3 s). It runs its query itself, on this node: not for Citus, where the documents
+# are on the workers.
+_COUNT_WORKSPACE_TERMS_LOCAL = """
+    insert into search_term_stats (workspace_id, lexeme, documents)
+    select $1, s.word, s.ndoc
+    from ts_stat(format('select tsv from search_documents where workspace_id = %s', $1::bigint)) s
 """
 _COUNT_WORKSPACE_CORPUS = """
     insert into search_corpus_stats (workspace_id, documents, lexemes)
@@ -85,25 +86,11 @@ _COUNT_WORKSPACE_CORPUS = """
 """
 
 
-async def count_workspace(db: Executor, workspace_id: int, *, parallel: bool = False) -> None:
+async def count_workspace(db: Executor, workspace_id: int, *, local: bool = False) -> None:
     """The statistics of a workspace that has none yet (an import), from all its documents.
-
-    `parallel` (plain PostgreSQL, in a transaction): the lexemes are counted by a CREATE TABLE
-    AS, which PostgreSQL runs on every core (an INSERT ... SELECT it does not), and the few
-    tens of thousands of counts inserted from it: at 1M documents 2.5 s became ~1.5."""
-    if parallel:
-        # A utility statement takes no bind parameters: the id, an int, is written in.
-        await db.execute(_COUNT_WORKSPACE_TERMS_APART.format(workspace_id=int(workspace_id)))
-        await db.execute(
-            """
-            insert into search_term_stats (workspace_id, lexeme, documents)
-            select workspace_id, lexeme, documents from import_term_counts
-            where workspace_id = $1
-            """,
-            workspace_id,
-        )
-    else:
-        await db.execute(_COUNT_WORKSPACE_TERMS, workspace_id)
+    `local`: the documents are on this server (not Citus)."""
+    terms = _COUNT_WORKSPACE_TERMS_LOCAL if local else _COUNT_WORKSPACE_TERMS
+    await db.execute(terms, workspace_id)
     await db.execute(_COUNT_WORKSPACE_CORPUS, workspace_id)
 
 

@@ -144,7 +144,7 @@ async def index_workspace(
         else:
             await conn.execute(insert, workspace_id)
     # The rows the per-document triggers of migrations/017 would have added up to.
-    await term_stats.count_workspace(conn, workspace_id, parallel=not citus)
+    await term_stats.count_workspace(conn, workspace_id, local=not citus)
 
 
 # --- the document vectors on a second connection ------------------------------------------
@@ -211,4 +211,4 @@ async def copy_documents(
             await copy()
     finally:
         await conn.reset_type_codec("tsvector", schema="pg_catalog")
-    await term_stats.count_workspace(conn, workspace_id, parallel=True)
+    await term_stats.count_workspace(conn, workspace_id, local=True)
