@@ -13,6 +13,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from pydantic import ValidationError
 
 from app.workspace_import import model
 from app.workspace_import.importer import import_fixture_file
@@ -98,7 +99,7 @@ def test_the_fast_path_hands_on_what_it_is_not_sure_of(fields: dict[str, Any]) -
     assert model._checked_fast(model._decoded(json.dumps(data).encode())) is None
     try:
         slow = _slow(data)
-    except (model.FixtureError, model.ValidationError):
+    except (model.FixtureError, ValidationError):
         return
     # Valid after all: the file reads as it did before.
     assert model.check_fixture(data).messages == slow.messages
