@@ -316,6 +316,8 @@ def _run_with_database(
 
     dsn = resolve_database_url(settings)
 
+    args.dsn = dsn
+
     async def run() -> Any:
         conn = await _connected(dsn)
         try:
@@ -343,7 +345,8 @@ async def _migrate(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
 async def _import(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:
     from app.workspace_import.importer import import_fixture_file
 
-    return await import_fixture_file(conn, args.file, progress=sys.stderr)
+    # The DSN lets the importer open a second connection for the documents' vectors.
+    return await import_fixture_file(conn, args.file, progress=sys.stderr, dsn=args.dsn)
 
 
 async def _token(conn: asyncpg.Connection, args: argparse.Namespace) -> Any:

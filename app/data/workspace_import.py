@@ -7,7 +7,7 @@ makes that cheap where the database allows it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import asyncpg
@@ -31,6 +31,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "message_sources": ("workspace_id", "message_id", "source_message_id"),
     "message_memory_sources": ("workspace_id", "message_id", "memory_id"),
+    "search_documents": (
+        "workspace_id", "message_id", "scope_id", "root_scope_id", "author_id", "global_seq",
+        "seq", "created_at", "tsv",
+    ),
 }  # fmt: skip
 
 # What an import writes, in order (the first seven before the documents): the foreign keys
@@ -83,8 +87,11 @@ async def skip_row_triggers(conn: asyncpg.Connection, citus: bool, *, on: bool) 
     await conn.execute(f"set local recall.bulk_import = '{'on' if on else 'off'}'")
 
 
-async def copy_rows(conn: asyncpg.Connection, table: str, records: list[tuple[Any, ...]]) -> None:
-    if records:
+async def copy_rows(
+    conn: asyncpg.Connection, table: str, records: Iterable[tuple[Any, ...]]
+) -> None:
+    """COPY the rows (a list, or an iterator whose rows are made as COPY sends them)."""
+    if not isinstance(records, Sequence) or records:
         await conn.copy_records_to_table(table, records=records, columns=list(COLUMNS[table]))
 
 
@@ -137,4 +144,71 @@ async def index_workspace(
         else:
             await conn.execute(insert, workspace_id)
     # The rows the per-document triggers of migrations/017 would have added up to.
-    await term_stats.count_workspace(conn, workspace_id)
+    await term_stats.count_workspace(conn, workspace_id, local=not citus)
+
+
+# --- the document vectors on a second connection ------------------------------------------
+#
+# The vectors are most of an import's database work (~15 µs a message, one core), and the
+# import's own connection has plenty of other work that needs no vectors (the messages' COPY,
+# the lineage summaries). So, on plain PostgreSQL, a second connection computes them from the
+# bodies alone while the first checks the fixture and loads, and the first COPYs the finished
+# documents in. The second connection reads no table and writes nothing: the vectors are
+# those of the same function the row trigger calls, on the same text.
+
+_VECTORS = """
+    select recall_document_tsvector(b.body)
+    from unnest($1::text[]) with ordinality as b(body, n)
+    order by b.n
+"""
+# Bodies per statement: long enough that a round trip is nothing beside it (~0.3 s of work).
+VECTOR_BATCH = 25_000
+
+
+async def _raw_tsvectors(conn: asyncpg.Connection) -> None:
+    """tsvector values as PostgreSQL's binary form, untouched: read on one connection, written
+    by COPY on another, never looked at in Python."""
+    await conn.set_type_codec(
+        "tsvector", schema="pg_catalog", format="binary", encoder=bytes, decoder=bytes
+    )
+
+
+async def document_vectors(dsn: str, bodies: Sequence[str]) -> list[bytes]:
+    """recall_document_tsvector of each body, in order, computed on a connection of its own."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await _raw_tsvectors(conn)
+        out: list[bytes] = []
+        for start in range(0, len(bodies), VECTOR_BATCH):
+            rows = await conn.fetch(_VECTORS, bodies[start : start + VECTOR_BATCH])
+            out += [r[0] for r in rows]
+        return out
+    finally:
+        await conn.close()
+
+
+async def copy_documents(
+    conn: asyncpg.Connection,
+    workspace_id: int,
+    documents: Iterable[tuple[Any, ...]],
+    *,
+    tsv_indexed: bool = True,
+) -> None:
+    """COPY finished search documents (COLUMNS order, tsv as document_vectors returned it),
+    then their term statistics."""
+
+    async def copy() -> None:
+        await conn.copy_records_to_table(
+            "search_documents", records=documents, columns=list(COLUMNS["search_documents"])
+        )
+
+    await _raw_tsvectors(conn)
+    try:
+        if tsv_indexed:
+            async with bulk_load.roomy_pending_list(conn, "search_documents_tsv"):
+                await copy()
+        else:
+            await copy()
+    finally:
+        await conn.reset_type_codec("tsvector", schema="pg_catalog")
+    await term_stats.count_workspace(conn, workspace_id, local=True)

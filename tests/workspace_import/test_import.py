@@ -403,7 +403,7 @@ BAD: list[tuple[str, Mutation, str]] = [
 @pytest.mark.parametrize(("mutate", "expected"), [(m, e) for _, m, e in BAD],
                          ids=[name for name, _, _ in BAD])  # fmt: skip
 async def test_bad_fixture_fails_with_one_line_and_changes_nothing(
-    db: asyncpg.Connection, tmp_path: Path, mutate: Mutation, expected: str
+    db: asyncpg.Connection, dsn: str, tmp_path: Path, mutate: Mutation, expected: str
 ) -> None:
     await import_fixture(db, other_workspace(), progress=io.StringIO())
     before = await table_counts(db)
@@ -415,6 +415,8 @@ async def test_bad_fixture_fails_with_one_line_and_changes_nothing(
     for attempt in (
         import_fixture_file(db, path, progress=io.StringIO()),
         import_fixture(db, data, progress=io.StringIO()),
+        # With a second connection computing the vectors from the unchecked bodies.
+        import_fixture_file(db, path, progress=io.StringIO(), dsn=dsn),
     ):
         with pytest.raises(FixtureError) as raised:
             await attempt

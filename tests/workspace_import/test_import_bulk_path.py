@@ -14,6 +14,7 @@ import copy
 import io
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import pytest
 
 from app.changes.apply import apply_changes
 from app.changes.model import parse_change
-from app.data import bulk_load
+from app.data import bulk_load, workspace_import
 from app.workspace_import.importer import import_fixture
 from tests.conftest import CITUS
 
@@ -35,14 +36,18 @@ FIXTURES = {
 }
 
 
+@pytest.mark.parametrize("vectors", ["in the transaction", "on a second connection"])
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 async def test_bulk_import_and_live_posts_write_identical_rows(
-    db: asyncpg.Connection, name: str
+    db: asyncpg.Connection, dsn: str, name: str, vectors: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fixture = json.loads(FIXTURES[name].read_text())
     bulk = copy.deepcopy(fixture)
     bulk["workspace"]["key"] = "bulk"
-    await import_fixture(db, bulk, progress=io.StringIO())
+    computed = _spy_on_vectors(monkeypatch)
+    beside = vectors == "on a second connection" and CITUS is None
+    await import_fixture(db, bulk, progress=io.StringIO(), dsn=dsn if beside else None)
+    assert len(computed) == (len(fixture["messages"]) if beside else 0)
     live_id = await _build_live(db, fixture)
 
     bulk_id = await db.fetchval("select workspace_id from workspace_keys where key = 'bulk'")
@@ -51,6 +56,41 @@ async def test_bulk_import_and_live_posts_write_identical_rows(
         got = sorted(map(tuple, await db.fetch(query, bulk_id)))
         assert expected, f"{what}: the live workspace has rows to compare"
         assert got == expected, f"{what} differ between the bulk and the live path"
+
+
+def _spy_on_vectors(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The vectors the second connection returned (empty: it was not used)."""
+    computed: list[bytes] = []
+    real = workspace_import.document_vectors
+
+    async def spy(dsn: str, bodies: Sequence[str]) -> list[bytes]:
+        out = await real(dsn, bodies)
+        computed.extend(out)
+        return out
+
+    monkeypatch.setattr(workspace_import, "document_vectors", spy)
+    return computed
+
+
+@pytest.mark.skipif(CITUS is not None, reason="Citus computes the vectors on the shard")
+async def test_a_vectors_connection_that_fails_leaves_the_work_to_the_import(
+    db: asyncpg.Connection, dsn: str
+) -> None:
+    """No second connection to be had (here: nothing listens at the address): the import's
+    own connection computes the documents, the same ones."""
+    fixture = json.loads(FIXTURES["eval"].read_text())
+    await import_fixture(db, fixture, progress=io.StringIO())
+    other = copy.deepcopy(fixture)
+    other["workspace"]["key"] = "other"
+    unreachable = "postgresql://postgres@127.0.0.1:1/nowhere"
+    await import_fixture(db, other, progress=io.StringIO(), dsn=unreachable)
+    ids = [
+        await db.fetchval("select workspace_id from workspace_keys where key = $1", key)
+        for key in (fixture["workspace"]["key"], "other")
+    ]
+    for what in ("search documents", "term statistics", "corpus statistics"):
+        first, second = [sorted(map(tuple, await db.fetch(_DERIVED[what], i))) for i in ids]
+        assert first and first == second, what
 
 
 async def _build_live(db: asyncpg.Connection, fixture: dict[str, Any]) -> int:
