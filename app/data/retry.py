@@ -71,6 +71,18 @@ def transient(e: BaseException) -> Transient | None:
     return None
 
 
+async def once(work: Callable[[], Awaitable[T]]) -> T:
+    """`work()` once; a transient failure is raised as a Transient (for the caller's unit to
+    run again, or the client to see as 503)."""
+    try:
+        return await work()
+    except Exception as e:
+        failure = transient(e)
+        if failure is None or failure is e:
+            raise
+        raise failure from e
+
+
 async def retried(work: Callable[[], Awaitable[T]]) -> T:
     """`work()`, run again after a transient failure (the last one is raised, as a Transient)."""
     for pause in PAUSES:
@@ -82,13 +94,7 @@ async def retried(work: Callable[[], Awaitable[T]]) -> T:
                 raise
             RETRIES.labels(failure.reason).inc()
         await asyncio.sleep(pause * random.uniform(0.5, 1.5))
-    try:
-        return await work()
-    except Exception as e:
-        failure = transient(e)
-        if failure is None or failure is e:
-            raise
-        raise failure from e
+    return await once(work)
 
 
 async def in_transaction(db: Transactional, body: Callable[[], Awaitable[T]]) -> T:

@@ -131,21 +131,19 @@ class Session:
         except _UNREACHABLE as e:
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
-        except asyncpg.InternalServerError as e:
-            if retry.shard_moved(e):
-                # The connection is fine; the statement (or its transaction) is run again.
-                raise retry.Transient(retry.MOVED, "shard_moved") from e
+        except (asyncpg.InternalServerError, asyncpg.TransactionRollbackError) as e:
+            failure = retry.transient(e)
+            if failure is not None:
+                # A deadlock, a serialization failure or a moved shard: rolled back, and the
+                # connection is fine; the statement (or its transaction) is run again.
+                raise failure from e
+            if isinstance(e, asyncpg.TransactionRollbackError):
+                # The rest of class 40 does not pass (or may have been applied): 503 at once.
+                raise ServiceUnavailable(retry.CONFLICT) from e
             if not _worker_lost(e):
                 raise
             self.broken = True
             raise ServiceUnavailable("the database is unavailable; try again shortly") from e
-        except retry.CONFLICTS as e:
-            # A deadlock or a serialization failure: PostgreSQL rolled the transaction back,
-            # and the same work run again succeeds. The connection is fine.
-            raise retry.Transient(retry.CONFLICT, "conflict") from e
-        except asyncpg.TransactionRollbackError as e:
-            # The rest of class 40 does not pass (or may have been applied): 503 at once.
-            raise ServiceUnavailable(retry.CONFLICT) from e
 
     async def _turn(self) -> None:
         """Take the connection for one statement: at once inside this session's open
@@ -198,16 +196,11 @@ class Session:
         after a transient failure."""
         if self._planned_once is None:
             return await self.fetch(sql, *args)
+        run = retry.retried
         if _inside.get() is self:
             # Called inside this session's transaction: the unit run again is that transaction.
-            try:
-                return await self._fetch_planned_once(sql, args)
-            except Exception as e:
-                failure = retry.transient(e)
-                if failure is None or failure is e:
-                    raise
-                raise failure from e
-        return await retry.retried(lambda: self._fetch_planned_once(sql, args))
+            run = retry.once
+        return await run(lambda: self._fetch_planned_once(sql, args))
 
     async def _fetch_planned_once(self, sql: str, args: tuple[Any, ...]) -> list[asyncpg.Record]:
         assert self._planned_once is not None

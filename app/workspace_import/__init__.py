@@ -3,6 +3,6 @@ the importer. Its statements are app.data.workspace_import."""
 
 from __future__ import annotations
 
-from app.workspace_import.model import Fixture, FixtureError, load_fixture_file, parse_fixture
+from app.workspace_import.model import Fixture, FixtureError, parse_fixture
 
-__all__ = ["Fixture", "FixtureError", "load_fixture_file", "parse_fixture"]
+__all__ = ["Fixture", "FixtureError", "parse_fixture"]
