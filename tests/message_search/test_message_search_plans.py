@@ -1,6 +1,9 @@
 """How much a page reads, on real plans: a query of several lexemes whose matches are all older
 than the newest WALK documents reads those and then its matches through the text index, not
-the rest of the workspace in recency order (app.data.message_search.scan.rest_scan)."""
+the rest of the workspace in recency order (app.data.message_search.scan.rest_scan); and the
+statement planned once (a generic plan, as the app runs it) takes the path the term statistics
+choose: a rare word's matches through the text index, a common word's newest documents through
+the recency index (app.data.message_search.words)."""
 
 from __future__ import annotations
 
@@ -17,12 +20,13 @@ from app.data.message_search.inputs import CandidateQuery
 from app.data.message_search.scan import WALK
 from app.data.message_search.statement import search_page
 from app.data.session import Session
-from app.db import create_pool
+from app.db import GENERIC_PLANNER_SETTINGS, create_pool
 from app.workspace_import.importer import import_fixture
 from tests.conftest import CITUS
 from tests.message_search_support import workspace
 
 OLD_MATCHES = 300
+RARE = 30
 NEWER = 3 * WALK
 
 
@@ -34,6 +38,10 @@ class _Recording(Session):
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
         self.sent.append((sql, args))
         return await super().fetch(sql, *args)
+
+    async def fetch_planned_once(self, sql: str, *args: object) -> list[asyncpg.Record]:
+        self.sent.append((sql, args))
+        return await super().fetch_planned_once(sql, *args)
 
 
 @pytest.mark.skipif(CITUS is not None, reason="plans on a Citus worker are not read here")
@@ -84,13 +92,65 @@ async def test_a_page_found_among_the_newest_documents_reads_no_further(
     assert read <= WALK + 2 * fresh, f"{read} documents read"
 
 
+@pytest.mark.skipif(CITUS is not None, reason="a Citus coordinator plans every call")
+async def test_planned_once_the_page_takes_the_path_the_term_statistics_choose(
+    db: asyncpg.Connection, dsn: str
+) -> None:
+    """One generic plan for every word: a rare word's few old matches are fetched through the
+    text index (not found by walking the 3 x WALK newer documents), and a common word's newest
+    page is walked through the recency index (not every match fetched and sorted)."""
+    messages = [(f"old-{i}", "room", "ann", f"zephyr alpha note {i}") for i in range(RARE)]
+    messages += [(f"new-{i}", "room", "ann", f"alpha filler {i}") for i in range(NEWER)]
+    await import_fixture(db, workspace(messages), progress=io.StringIO())
+    await db.execute("analyze search_documents")
+    ws, ns, ann = await _ids(db)
+
+    for word, expected, most_read in [
+        # every match, each at most twice (the index, then the row)
+        ("zephyr", [f"old-{i}" for i in reversed(range(RARE))], 2 * RARE),
+        # the newest page and its probe (2 x 20 + 1), through the recency index
+        ("alpha", [f"new-{i}" for i in reversed(range(NEWER - 20, NEWER))], 4 * 41),
+    ]:
+        page, sql, args = await _page(dsn, ws, ns, ann, [word], planned_once=True)
+        keys = await db.fetch(
+            "select key from messages where id = any($1::bigint[])",
+            [h.candidate.message_id for h in page.hits],
+        )
+        assert sorted(r["key"] for r in keys) == sorted(expected[:20]), word
+        generic = await asyncpg.connect(dsn, server_settings=GENERIC_PLANNER_SETTINGS)
+        try:
+            read = await _read_planned_once(generic, sql, args)
+        finally:
+            await generic.close()
+        assert read <= most_read, f"{word}: {read} documents read"
+
+
+async def _read_planned_once(conn: asyncpg.Connection, sql: str, args: tuple[object, ...]) -> int:
+    """Documents a statement read on a connection that plans it once: its index entries and
+    table rows read in a transaction, from the transaction's own statistics."""
+    transaction = conn.transaction()
+    await transaction.start()
+    try:
+        await conn.fetch(sql, *args)
+        # Entries returned by the table's indexes, and rows by its sequential scans.
+        read: int = await conn.fetchval(
+            "select pg_stat_get_xact_tuples_returned('search_documents'::regclass)"
+            " + coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)"
+            " from pg_index i where i.indrelid = 'search_documents'::regclass"
+        )
+    finally:
+        await transaction.rollback()
+    return read
+
+
 async def _page(
-    dsn: str, ws: int, ns: int, ann: int, words: list[str]
+    dsn: str, ws: int, ns: int, ann: int, words: list[str], *, planned_once: bool = False
 ) -> tuple[Any, str, tuple[object, ...]]:
     """A page of 20 for ann, budget 200, and the page statement with its values."""
     pool = await create_pool(dsn, min_size=1, max_size=1)
+    generic = await create_pool(dsn, min_size=1, max_size=1, generic_plans=True)
     try:
-        session = _Recording(pool)
+        session = _Recording(pool, planned_once=generic if planned_once else None)
         session.sent = []
         page = await search_page(
             session,
@@ -103,6 +163,7 @@ async def _page(
         await session.close()
     finally:
         await pool.close()
+        await generic.close()
     sql, args = session.sent[-1]
     return page, sql, args
 

@@ -3,6 +3,7 @@ removes rows."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +35,9 @@ class _Recorder(Session):
         self.sql.append(sql)
         raise _Sent
 
+    async def fetch_planned_once(self, sql: str, *args: object) -> list[asyncpg.Record]:
+        return await self.fetch(sql, *args)
+
     def allowed_audiences(self, destination: object) -> None:
         return None
 
@@ -56,11 +60,17 @@ async def _page_sql(query: CandidateQuery, after: After | None = None) -> str:
     return recorder.sql[-1]
 
 
-def _scans(sql: str) -> list[str]:
-    """The WHERE clause of each scan of the sidecar: the probe, then the rest of the budget."""
-    return [
-        part.split("order by", 1)[0].strip() for part in sql.split("from search_documents d")[1:]
-    ]
+def _scans(sql: str) -> list[list[str]]:
+    """The conjuncts of each scan of the sidecar, placeholders unnumbered (a filter's values
+    renumber the ones bound after them): for one word, the probe walking the recency index,
+    the probe through the text index (its subquery's conjuncts, then its own), then the rest's
+    two."""
+    scans = []
+    for part in sql.split("from search_documents d where ")[1:]:
+        inner, _, outer = part.split(" order by ", 1)[0].partition(" offset 0) d where ")
+        conjuncts = _conjuncts(inner) + (_conjuncts(outer) if outer else [])
+        scans.append([re.sub(r"\$\d+", "$", c) for c in conjuncts if c != "true"])
+    return scans
 
 
 async def _candidate_where(
@@ -70,13 +80,20 @@ async def _candidate_where(
     since: datetime | None = None,
     until: datetime | None = None,
     after: After | None = None,
-) -> list[str]:
+) -> list[list[str]]:
     query = CandidateQuery(
         (1, "members", 2, [3]), ["acme"], [], scope=scope, author=author, since=since, until=until
     )
     scans = _scans(await _page_sql(query, after))
-    assert len(scans) == 2, scans  # one word: no walk of the newest documents
+    assert len(scans) == 4, scans  # one word: no walk of the newest documents
     return scans
+
+
+def _added(base: list[str], narrowed: list[str]) -> list[str]:
+    """The conjuncts `narrowed` adds to `base`, which it must keep, each one, in order."""
+    kept = [c for c in narrowed if c in base]
+    assert kept == base, (base, narrowed)
+    return [c for c in narrowed if c not in base]
 
 
 def _conjuncts(where: str) -> list[str]:
@@ -113,38 +130,35 @@ def _assert_no_top_level_or(extra: str) -> None:
     ],
 )
 async def test_every_filter_compiles_to_one_more_and_conjunct(condition: dict[str, Any]) -> None:
-    """The invariant of app.data.message_search, checked on the SQL: a filter appends
-    `and (...)` to the candidate WHERE clause and changes nothing before it; in the scan of
-    the rest of the budget too, which keeps every conjunct of its unfiltered self."""
-    base_probe, base_rest = await _candidate_where()
-    narrowed_probe, narrowed_rest = await _candidate_where(**condition)
-    assert narrowed_probe.startswith(base_probe + " and ")
-    extra = narrowed_probe[len(base_probe) :].strip()
-    assert extra.startswith("and ")
-    _assert_no_top_level_or(extra)
-    # The rest starts where the probe's decision says (not at the cursor), and is gated by it:
-    # a filter is one more conjunct there, in front of the gate.
-    base, narrowed = _conjuncts(base_rest), _conjuncts(narrowed_rest)
-    assert base[-1] == narrowed[-1] == "(select go from decided)"
-    if "after" in condition:
-        assert narrowed == base
-    else:
-        assert narrowed[: len(base) - 1] == base[:-1]
-        for term in narrowed[len(base) - 1 : -1]:
+    """The invariant of app.data.message_search, checked on the SQL: a filter adds `and`
+    conjuncts to every scan of the sidecar (each path of the probe, and of the rest of the
+    budget) and keeps every conjunct of its unfiltered self."""
+    base = await _candidate_where()
+    narrowed = await _candidate_where(**condition)
+    for i, (b, n) in enumerate(zip(base, narrowed, strict=True)):
+        added = _added(b, n)
+        for term in added:
             _assert_no_top_level_or(term)
-        assert len(narrowed) > len(base)
+        if i >= 2:
+            # The rest starts where the probe's decision says (not at the cursor), and is
+            # gated by it.
+            assert "(select go from decided)" in n
+            if "after" in condition:
+                assert added == []
+                continue
+        assert added, (i, b, n)
 
 
 async def test_each_time_bound_is_its_own_conjunct_and_both_together_are_two() -> None:
-    """since and until narrow independently: with both, the WHERE clause is the base, then the
-    since conjunct, then the until conjunct — each exactly as it is alone."""
+    """since and until narrow independently: with both, every scan is the base, the since
+    conjunct and the until conjunct — each exactly as it is alone."""
     since, until = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 2, tzinfo=UTC)
-    base, _ = await _candidate_where()
-    only_since, _ = await _candidate_where(since=since)
-    both, _ = await _candidate_where(since=since, until=until)
-    assert both.startswith(only_since + " and ")
-    assert both[len(only_since) :].strip() == "and d.created_at < $8::timestamptz"
-    assert only_since[len(base) :].strip() == "and d.created_at >= $7::timestamptz"
+    base = await _candidate_where()
+    only_since = await _candidate_where(since=since)
+    both = await _candidate_where(since=since, until=until)
+    for b, s, t in zip(base, only_since, both, strict=True):
+        assert _added(b, s) == ["d.created_at >= $::timestamptz"]
+        assert _added(s, t) == ["d.created_at < $::timestamptz"]
 
 
 async def test_the_document_time_is_checked_against_the_message_row() -> None:

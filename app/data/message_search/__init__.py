@@ -20,12 +20,13 @@ admitted them, in the same statement.
 The modules, in the order the statement uses them:
 
   inputs      what a search is given: the query, its filters, the position to continue after
-  conditions  the text condition and each filter's conjunct of the scan
+  conditions  each filter's conjunct of the scan (and live push's text condition)
+  words       the query's words, computed once, and how common they are (the access path)
   scan        one bounded scan of the sidecar in search order (the probe, and the rest)
   verdict     each candidate's canonical row and the first eligibility rule it fails
   page        the probe's decision, the candidates in order, the page and its cut
   hydrate     the page's messages with author, scope, body window and highlights
   rows        the statement's rows as typed values
-  statement   the statement assembled from those fragments; search_page runs it and writes
-              the audit row
+  statement   the statement assembled from those fragments; search_page runs it, planned
+              once per connection, and writes the audit row
 """

@@ -27,6 +27,11 @@ _AUTHOR_SETS = {
 def text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
     """The query's text condition, and the filters' conjuncts, each its own `and` term."""
     text = text_condition(q.include, q.exclude, p)
+    return text, filters_of(q, p)
+
+
+def filters_of(q: CandidateQuery, p: Params) -> list[str]:
+    """The filters' conjuncts, each its own `and` term."""
     filters = []
     scope = None
     if q.scope is not None:
@@ -44,7 +49,7 @@ def text_and_filters(q: CandidateQuery, p: Params) -> tuple[str, list[str]]:
     if q.until is not None:
         filters.append(f"d.created_at < {p.add(q.until, 'timestamptz')}")
     filters += _named_conditions(q, p, scope)
-    return text, filters
+    return filters
 
 
 def text_condition(include: Sequence[str], exclude: Sequence[str], p: Params) -> str:

@@ -7,8 +7,8 @@ page needs (`2 * first + 1`: a page and the one eligible match that proves a nex
 for some invisible ones), and the rest of the budget is read only when the probe came back short
 of that: the second scan's condition is a constant of the statement, so it does not run at all
 otherwise. A query of several lexemes probes by reading the newest WALK documents first
-(app.data.message_search.scan), and hands the rest to the planner only if they held too few
-matches.
+(app.data.message_search.scan), and reads the rest through the text index only if they held
+too few matches.
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ scope_id ASC, seq DESC, message_id ASC.
 A page runs two (app.data.message_search.page): the probe, a little past what a full page needs,
 and the rest, up to the budget, only when the probe's decision says so. Either way the
 candidates are those of one scan of `budget` in search order.
+
+The statement is planned once per connection, so every access path is fixed by the SQL's
+shape, never by the planner's estimates: a walk of the recency index, or every match fetched
+through the text index and sorted, chosen by the term statistics (app.data.message_search.words)
+in SQL, or (several lexemes) the newest WALK documents first.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.data.message_search.inputs import After
+from app.data.message_search.words import Words
 from app.data.params import Params
 
 ORDER = "d.global_seq desc, d.scope_id, d.seq desc, d.message_id"
 _DOCUMENT_COLUMNS = "d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id, d.created_at"
 
-# Documents read newest first before a query of several lexemes falls back to the planner.
+# Documents read newest first before a query of several lexemes falls back to the text index.
 WALK = 10_000
 
 
@@ -48,51 +54,71 @@ def _after_condition(after: After, p: Params) -> str:
     return after_sql(g, p.add(after.scope_id), p.add(after.seq), p.add(after.message_id))
 
 
-def _scan(
-    text: str,
-    filters: list[str],
-    after: str | None,
-    limit: str,
-    walk: str | None = None,
-    gate: str | None = None,
-    every_match: bool = False,
+def _where(*conditions: str | None) -> str:
+    return " and ".join(c for c in conditions if c)
+
+
+def _walk(w: Words, filters: list[str], after: str | None, limit: str, gate: str | None) -> str:
+    """Matches in search order, read newest first through the recency index (or an author's
+    or a conversation's, migrations/030) until `limit` are found: the text condition in the
+    form the text index cannot serve."""
+    where = _where("d.workspace_id = $1", w.walked, after, *filters, gate)
+    return f"select {_DOCUMENT_COLUMNS} from search_documents d where {where} order by {ORDER} limit {limit}"
+
+
+def _every_match(
+    w: Words, filters: list[str], after: str | None, limit: str, gate: str | None
 ) -> str:
-    """Documents matching the text, after the position, and every filter; with `walk`, only
-    among the newest `walk` documents after the position, read through the recency index
-    whatever the planner estimates; with `gate`, only if that (statement-constant) condition
-    holds; with `every_match`, all matches found first (through the text index, whatever
-    the planner estimates), then put in order."""
-    source = "search_documents d"
-    if walk is not None:
-        start = f" and {after}" if after is not None else ""
-        source = (
-            f"(select d.* from search_documents d where d.workspace_id = $1{start}"
-            f" order by {ORDER} limit {walk}) d"
-        )
-    where = ["d.workspace_id = $1", text]
-    if after is not None:
-        where.append(after)
-    where += filters
-    if gate is not None:
-        where.append(gate)
-    matches = f"select {_DOCUMENT_COLUMNS} from {source} where {' and '.join(where)}"
-    if every_match:
-        # OFFSET 0 keeps the ORDER BY ... LIMIT out of the subquery: the planner cannot
-        # choose to walk the recency index hoping to meet the limit early.
-        return f"select * from ({matches} offset 0) d order by {ORDER} limit {limit}"
-    return f"{matches} order by {ORDER} limit {limit}"
+    """Every match fetched through the text index, then put in order: OFFSET 0 keeps the
+    ORDER BY ... LIMIT (and the filters, which another index might serve) out of the
+    subquery, so the text index is the only way to its rows."""
+    inner = _where("d.workspace_id = $1", w.indexed, gate)
+    outer = _where(after, *filters) or "true"
+    return (
+        f"select {_DOCUMENT_COLUMNS} from (select d.* from search_documents d where {inner}"
+        f" offset 0) d where {outer} order by {ORDER} limit {limit}"
+    )
+
+
+def _newest(w: Words, filters: list[str], after: str | None, limit: str, walk: str) -> str:
+    """Matches among the newest `walk` documents after the position only, read through the
+    recency index whatever their words."""
+    start = f" and {after}" if after is not None else ""
+    return (
+        f"select {_DOCUMENT_COLUMNS} from (select d.* from search_documents d"
+        f" where d.workspace_id = $1{start} order by {ORDER} limit {walk}) d"
+        f" where {_where(w.indexed, *filters)} order by {ORDER} limit {limit}"
+    )
+
+
+def _either(
+    w: Words, filters: list[str], after: str | None, limit: str, gate: str | None = None
+) -> str:
+    """The first `limit` matches in search order, by whichever path the term statistics say is
+    cheaper (Words.gin): both are in the statement, and the one not taken never runs."""
+    if not w.searchable:
+        return _walk(w, filters, after, limit, gate)
+    gin = w.gin(limit)
+    walk_gate = _where(gate, f"not {gin}")
+    gin_gate = _where(gate, gin)
+    return (
+        f"({_walk(w, filters, after, limit, walk_gate)})"
+        f" union all ({_every_match(w, filters, after, limit, gin_gate)})"
+    )
 
 
 def probe_scan(
-    p: Params, text: str, filters: list[str], after: After | None, probe: int, *, several: bool
+    p: Params, w: Words, filters: list[str], after: After | None, probe: int, *, several: bool
 ) -> str:
     """The first `probe` candidates after the cursor's position; a query of several lexemes
     looks for them among the newest WALK documents only."""
     position = _after_condition(after, p) if after is not None else None
-    return _scan(text, filters, position, p.add(probe), p.add(WALK) if several else None)
+    if several:
+        return _newest(w, filters, position, p.add(probe), p.add(WALK))
+    return _either(w, filters, position, p.add(probe))
 
 
-def rest_scan(text: str, filters: list[str], budget: str, *, several: bool) -> str:
+def rest_scan(w: Words, filters: list[str], budget: str, *, several: bool) -> str:
     """The candidates after the probe's, up to `budget` in all, if the probe's decision (the
     CTE `decided`, app.data.message_search.page) says to read on.
 
@@ -101,18 +127,16 @@ def rest_scan(text: str, filters: list[str], budget: str, *, several: bool) -> s
     text index and sorted. Left to the planner, which multiplies the lexemes' selectivities,
     it walked the recency index through the whole workspace (100k messages, "orbit kestrel":
     56 ms for 177 matches, which the text index finds in a few)."""
-    return _scan(
-        text,
-        filters,
-        # The position as the decision's columns (NULL scope, seq and message: after all of
-        # global_seq, as after_sql writes it, since NULL comparisons remove the rest).
-        after_sql(
-            "(select g from decided)",
-            "(select s from decided)",
-            "(select q from decided)",
-            "(select m from decided)",
-        ),
-        f"(select greatest({budget} - n, 0) from decided)",
-        gate="(select go from decided)",
-        every_match=several,
+    # The position as the decision's columns (NULL scope, seq and message: after all of
+    # global_seq, as after_sql writes it, since NULL comparisons remove the rest).
+    after = after_sql(
+        "(select g from decided)",
+        "(select s from decided)",
+        "(select q from decided)",
+        "(select m from decided)",
     )
+    limit = f"(select greatest({budget} - n, 0) from decided)"
+    gate = "(select go from decided)"
+    if several:
+        return _every_match(w, filters, after, limit, gate)
+    return _either(w, filters, after, limit, gate)

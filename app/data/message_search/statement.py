@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from app.data.audit import SearchAudit, write_audit
 from app.data.eligibility import allowed_audiences_cte
-from app.data.message_search.conditions import text_and_filters
+from app.data.message_search.conditions import filters_of
 from app.data.message_search.hydrate import hydrated_ctes
 from app.data.message_search.inputs import After, CandidateQuery
 from app.data.message_search.page import FINAL, bind_page, page_ctes, probe_ctes, probe_size
 from app.data.message_search.rows import PageRows, exclusions_of, page_rows_of, selected_of
 from app.data.message_search.scan import probe_scan, rest_scan, several_lexemes
+from app.data.message_search.words import words
 from app.data.params import Params
 from app.data.session import Session
 
@@ -34,15 +35,17 @@ def statement(
     """The page statement's text; its values are bound to `p` (which starts with the
     destination's $1-$4) in the order the fragments are built."""
     several = several_lexemes(q.include)
-    text, filters = text_and_filters(q, p)
-    probe = probe_scan(p, text, filters, after, probe_size(first, budget), several=several)
+    w = words(q.include, q.exclude, p)
+    filters = filters_of(q, p)
+    probe = probe_scan(p, w, filters, after, probe_size(first, budget), several=several)
     b = bind_page(p, after, first, budget)
-    rest = rest_scan(text, filters, b.budget, several=several)
+    rest = rest_scan(w, filters, b.budget, several=several)
     allowed = allowed_audiences_cte(p.add(known_allowed) if known_allowed is not None else None)
     hydrated = hydrated_ctes(p, q.include)
     complete = q.lineage_complete
     return f"""
         with {allowed},
+        {w.cte},
         {probe_ctes(probe, b, several=several, complete=complete)},
         {page_ctes(rest, b, complete=complete)},
         {hydrated}{FINAL}"""
@@ -81,7 +84,7 @@ async def search_page(
         budget=budget,
         known_allowed=db.allowed_audiences(destination),
     )
-    rows = await db.fetch(sql, *p.values)
+    rows = await db.fetch_planned_once(sql, *p.values)
     db.remember_allowed_audiences(destination, rows)
     exclusions = exclusions_of(rows)
     await write_audit(db, destination[0], audit, selected=selected_of(rows), exclusions=exclusions)

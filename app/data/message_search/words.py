@@ -1,0 +1,72 @@
+"""The query's words as the page statement reads them: computed once per statement, and how
+common they are in the workspace, from the term statistics (search_term_stats, kept current
+by the writers: migrations/014 and 022).
+
+The page statement is planned once per connection (a generic plan, app.db), so it cannot leave
+the access path to the planner, which would no longer see the words: the text index (GIN) for
+a rare word, whose few matches are fetched and sorted, or the recency index for a common one,
+walked newest first until a page's candidates are found. The statement holds both, each gated
+by `gin` (a one-time filter: the other never runs), and `gin` is decided here from the
+statistics, as historySearch decides its window (app.data.history_search.window).
+
+A word in N of the workspace's D documents costs the text index about N rows and a walk about
+`limit` x D / N; they cost the same where N = sqrt(limit x D) (at 1M documents and a probe of
+41, ~6,400). An AND of lexemes has at most as many matches as its rarest lexeme, so the
+rarest decides. The statistics only choose the path: both paths return the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.data.params import Params
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """The words' CTE and their conditions on a search document `d`."""
+
+    # CTE `terms`: the query's tsquery (`q`), its excluded words' (`excluded`), the documents
+    # of its rarest lexeme (`rarest`) and of the workspace (`documents`).
+    cte: str
+    # The condition the text index can serve (`@@`).
+    indexed: str
+    # The same condition in a form no index serves (the operator's function), for a walk of
+    # the recency index the planner must not trade for the text index.
+    walked: str
+    # Whether there are words to look up in the text index (otherwise only the walk).
+    searchable: bool
+
+    def gin(self, limit: str) -> str:
+        """True when fetching every match through the text index is cheaper than walking the
+        recency index for `limit` of them (a statement constant)."""
+        return f"(select rarest <= sqrt({limit}::float8 * documents) from terms)"
+
+
+def words(include: Sequence[str], exclude: Sequence[str], p: Params) -> Words:
+    """The words of a query; with none included, the condition only removes documents that
+    contain an excluded word (a word that folds to nothing, a stop word, excludes nothing)."""
+    inc, exc = p.add(list(include), "text[]"), p.add(list(exclude), "text[]")
+    cte = f"""terms as materialized (
+            select recall_search_tsquery({inc}, {exc}, false) as q,
+                   recall_search_tsquery({exc}, '{{}}', true) as excluded,
+                   coalesce((select min(coalesce(s.documents, 0))
+                             from unnest(recall_query_lexemes({inc})) l(lexeme)
+                             left join search_term_stats s
+                                    on s.workspace_id = $1 and s.lexeme = l.lexeme), 0)::float8
+                       as rarest,
+                   (select coalesce(max(c.documents), 0) from search_corpus_stats c
+                    where c.workspace_id = $1)::float8 as documents
+        )"""
+    if include:
+        return Words(
+            cte,
+            "d.tsv @@ (select q from terms)",
+            "ts_match_vq(d.tsv, (select q from terms))",
+            searchable=True,
+        )
+    if exclude:
+        condition = "coalesce(not ts_match_vq(d.tsv, (select excluded from terms)), true)"
+        return Words(cte, condition, condition, searchable=False)
+    return Words(cte, "true", "true", searchable=False)
