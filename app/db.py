@@ -52,8 +52,9 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
 # bench.explain) are planned the same way, so they measure plans the app would use.
 PLANNER_SETTINGS = {
     # asyncpg prepares every statement; after a few runs PostgreSQL would switch to a generic
-    # plan, which cannot see how selective a search's terms are (a rare term wants the GIN
-    # index, a common one the recency index). Recall's statements are cheap to plan.
+    # plan, which cannot see the values: how selective a filter is, how common a word. The
+    # statements planned here are cheap to plan; the two search statements, which are not,
+    # choose their access path in SQL and are planned once (GENERIC_PLANNER_SETTINGS).
     "plan_cache_mode": "force_custom_plan",
     # A request's work is bounded (windows, budgets, pages): starting parallel workers costs
     # more than they save, and takes cores from the requests running beside it.
@@ -69,9 +70,9 @@ PLANNER_SETTINGS = {
 
 
 # The same, planned once per connection: for the statements written so that one plan is right
-# for every value of their parameters (app.data.history_search chooses its access path from
-# the term statistics, in SQL). historySearch's statement took 7-12 ms to plan and a few to
-# run at 1M messages (docs/performance.md).
+# for every value of their parameters (historySearch's and messageSearch's page statements
+# choose their access path from the term statistics, in SQL). historySearch's statement took
+# 7-12 ms to plan and a few to run at 1M messages, messageSearch's ~3.7 (docs/performance.md).
 GENERIC_PLANNER_SETTINGS = {**PLANNER_SETTINGS, "plan_cache_mode": "force_generic_plan"}
 
 
