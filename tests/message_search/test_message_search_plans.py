@@ -97,8 +97,9 @@ async def test_planned_once_the_page_takes_the_path_the_term_statistics_choose(
     db: asyncpg.Connection, dsn: str
 ) -> None:
     """One generic plan for every word: a rare word's few old matches are fetched through the
-    text index (not found by walking the 3 x WALK newer documents), and a common word's newest
-    page is walked through the recency index (not every match fetched and sorted)."""
+    text index (not found by walking the 3 x WALK newer documents), also beside a common word,
+    and a common word's newest page is walked through the recency index (not every match
+    fetched and sorted)."""
     messages = [(f"old-{i}", "room", "ann", f"zephyr alpha note {i}") for i in range(RARE)]
     messages += [(f"new-{i}", "room", "ann", f"alpha filler {i}") for i in range(NEWER)]
     await import_fixture(db, workspace(messages), progress=io.StringIO())
@@ -110,8 +111,10 @@ async def test_planned_once_the_page_takes_the_path_the_term_statistics_choose(
         ("zephyr", [f"old-{i}" for i in reversed(range(RARE))], 2 * RARE),
         # the newest page and its probe (2 x 20 + 1), through the recency index
         ("alpha", [f"new-{i}" for i in reversed(range(NEWER - 20, NEWER))], 4 * 41),
+        # a rare word beside a common one: through the text index, not the newest WALK first
+        ("zephyr alpha", [f"old-{i}" for i in reversed(range(RARE))], 2 * RARE),
     ]:
-        page, sql, args = await _page(dsn, ws, ns, ann, [word], planned_once=True)
+        page, sql, args = await _page(dsn, ws, ns, ann, word.split(), planned_once=True)
         keys = await db.fetch(
             "select key from messages where id = any($1::bigint[])",
             [h.candidate.message_id for h in page.hits],

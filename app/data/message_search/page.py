@@ -57,19 +57,20 @@ def bind_page(p: Params, after: After | None, first: int, budget: int) -> PageBo
     )
 
 
-def probe_ctes(probe_scan: str, b: PageBounds, *, several: bool, complete: bool) -> str:
+def probe_ctes(probe_scan: str, b: PageBounds, *, walked_newest: str | None, complete: bool) -> str:
     """CTEs `probe` (the first scan), `probed` (its verdicts) and `decided`: the probe's count,
-    its eligible count, whether to read on (`go`), and where the rest starts (g, s, q, m)."""
+    its eligible count, whether to read on (`go`), and where the rest starts (g, s, q, m).
+    `walked_newest`: the statement-constant condition under which the probe read only the
+    newest WALK documents (several lexemes, not fetched through the text index); None: never."""
     # The probe's decision, only while the probe has no more than a page of eligible ones
     # (past that the page is cut inside the probe, whose candidates are the first ones in
-    # search order, and nothing after them can change it): several lexemes read on when the
-    # newest documents held fewer matches than the probe; one lexeme only when the probe was
+    # search order, and nothing after them can change it): a probe of the newest documents
+    # reads on when they held fewer matches than the probe; any other only when the probe was
     # full (fewer: there are no more).
-    go = (
-        f"(eligible <= {b.first} and (n < {b.probe} or {b.probe} < {b.budget}))"
-        if several
-        else f"(n = {b.probe} and eligible <= {b.first} and {b.probe} < {b.budget})"
-    )
+    go = f"(n = {b.probe} and eligible <= {b.first} and {b.probe} < {b.budget})"
+    if walked_newest is not None:
+        newest_go = f"(eligible <= {b.first} and (n < {b.probe} or {b.probe} < {b.budget}))"
+        go = f"(case when {walked_newest} then {newest_go} else {go} end)"
     return f"""probe as materialized ({probe_scan}),
         probed as materialized ({judged("probe", complete)}),
         decided as materialized (

@@ -80,13 +80,15 @@ def _every_match(
     )
 
 
-def _newest(w: Words, filters: list[str], after: str | None, limit: str, walk: str) -> str:
+def _newest(
+    w: Words, filters: list[str], after: str | None, limit: str, walk: str, gate: str
+) -> str:
     """Matches among the newest `walk` documents after the position only, read through the
     recency index whatever their words."""
-    start = f" and {after}" if after is not None else ""
+    inner = _where("d.workspace_id = $1", after, gate)
     return (
         f"select {_DOCUMENT_COLUMNS} from (select d.* from search_documents d"
-        f" where d.workspace_id = $1{start} order by {ORDER} limit {walk}) d"
+        f" where {inner} order by {ORDER} limit {walk}) d"
         f" where {_where(w.indexed, *filters)} order by {ORDER} limit {limit}"
     )
 
@@ -113,9 +115,16 @@ def probe_scan(
     """The first `probe` candidates after the cursor's position; a query of several lexemes
     looks for them among the newest WALK documents only."""
     position = _after_condition(after, p) if after is not None else None
+    limit = p.add(probe)
     if several:
-        return _newest(w, filters, position, p.add(probe), p.add(WALK))
-    return _either(w, filters, position, p.add(probe))
+        # Unless the rarest of its lexemes is rare enough to fetch all its matches (a rare
+        # identifier beside a common word).
+        gin = w.gin(limit)
+        return (
+            f"({_newest(w, filters, position, limit, p.add(WALK), f'not {gin}')})"
+            f" union all ({_every_match(w, filters, position, limit, gin)})"
+        )
+    return _either(w, filters, position, limit)
 
 
 def rest_scan(w: Words, filters: list[str], budget: str, *, several: bool) -> str:

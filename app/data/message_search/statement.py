@@ -40,13 +40,14 @@ def statement(
     probe = probe_scan(p, w, filters, after, probe_size(first, budget), several=several)
     b = bind_page(p, after, first, budget)
     rest = rest_scan(w, filters, b.budget, several=several)
+    walked_newest = f"not {w.gin(b.probe)}" if several else None
     allowed = allowed_audiences_cte(p.add(known_allowed) if known_allowed is not None else None)
     hydrated = hydrated_ctes(p, q.include)
     complete = q.lineage_complete
     return f"""
         with {allowed},
         {w.cte},
-        {probe_ctes(probe, b, several=several, complete=complete)},
+        {probe_ctes(probe, b, walked_newest=walked_newest, complete=complete)},
         {page_ctes(rest, b, complete=complete)},
         {hydrated}{FINAL}"""
 
