@@ -133,8 +133,10 @@ class Hub:
         if self._listener is None or self._listener.done():
             self._listening.clear()
             self._listener = asyncio.create_task(self._listen())
+        # asyncio.timeout: a cancellation is never swallowed (app.live.feed.Waiter.wait).
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._listening.wait(), 5)
+            async with asyncio.timeout(5):
+                await self._listening.wait()
 
     def _ring(self, workspace_id: int | None) -> None:
         """A commit to a workspace: its feed reads it and wakes whom it may concern (every

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from app.data.live_events import LiveEvent
-from app.live.feed import Feed
+from app.live.feed import Feed, Waiter
 
 
 class Log:
@@ -114,3 +114,24 @@ async def test_shared_work_nobody_waits_for_stops_and_starts_again_if_asked() ->
     # Asked again in the same wake-up: done anew, and answered.
     assert await feed.share(stamp, "k", work) == "done"
     assert started == [1, 1] and finished == [1]
+
+
+async def test_a_waiter_cancelled_as_its_bell_rings_is_cancelled() -> None:
+    """A subscription's task cancelled (its client gone, the server stopping) in the same step
+    of the loop as its bell rings ends: the cancellation is not swallowed. Python 3.11's
+    asyncio.wait_for returned the bell's result instead (CPython gh-86296), and the
+    subscription went on waiting, holding a server's stop for its whole grace period."""
+    for steps in range(6):
+        waiter = Waiter(workspace_id=1, token_key=b"t")
+        task = asyncio.create_task(waiter.wait(10))
+        await asyncio.sleep(0)
+        waiter.bell.set()
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        if not task.cancel():
+            continue  # it had already returned, woken by the bell
+        try:
+            await task
+        except asyncio.CancelledError:
+            continue
+        raise AssertionError(f"the cancellation was swallowed ({steps} steps after the bell)")
