@@ -14,8 +14,10 @@ from app.data.audit import SearchAudit
 from app.data.message_search.inputs import (
     After,
     AuthorCondition,
+    AuthorSet,
     CandidateQuery,
     ScopeCondition,
+    ScopeSet,
 )
 from app.data.message_search.statement import search_page
 from app.data.session import Session
@@ -30,13 +32,17 @@ class _Recorder(Session):
 
     def __init__(self) -> None:  # no pool, so no Session.__init__
         self.sql: list[str] = []
+        self.planned_once: list[bool] = []
 
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
         self.sql.append(sql)
+        self.planned_once.append(False)
         raise _Sent
 
     async def fetch_planned_once(self, sql: str, *args: object) -> list[asyncpg.Record]:
-        return await self.fetch(sql, *args)
+        self.sql.append(sql)
+        self.planned_once.append(True)
+        raise _Sent
 
     def allowed_audiences(self, destination: object) -> None:
         return None
@@ -166,3 +172,33 @@ async def test_the_document_time_is_checked_against_the_message_row() -> None:
     with its message fails closed (the lateral join finds no message row)."""
     sql = await _page_sql(CandidateQuery((1, "members", 2, [3]), ["acme"], []))
     assert "m.created_at = c.created_at" in sql
+
+
+@pytest.mark.parametrize(
+    ("authors", "scopes", "once"),
+    [
+        ((), (), True),
+        ((AuthorSet((7,)),), (ScopeSet((8,)),), True),
+        ((AuthorSet((7, 9), negated=True),), (ScopeSet((8, 10), negated=True),), True),
+        ((AuthorSet((7, 9)),), (), False),
+        ((), (ScopeSet((8, 10)),), False),
+        ((), (ScopeSet((8,), (11,)),), False),
+    ],
+)
+async def test_a_filter_of_several_ids_is_planned_with_its_values(
+    authors: tuple[AuthorSet, ...], scopes: tuple[ScopeSet, ...], once: bool
+) -> None:
+    """The page statement is planned once unless a positive from: or in: names several ids
+    (app.data.message_search.statement.planned_once)."""
+    recorder = _Recorder()
+    query = CandidateQuery((1, "members", 2, [3]), ["acme"], [], authors=authors, scopes=scopes)
+    with pytest.raises(_Sent):
+        await search_page(
+            recorder,
+            query,
+            after=None,
+            first=20,
+            budget=200,
+            audit=SearchAudit("message_search", 2, None, "", {}, {}),
+        )
+    assert recorder.planned_once == [once]
