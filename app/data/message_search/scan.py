@@ -8,7 +8,7 @@ candidates are those of one scan of `budget` in search order.
 The statement is planned once per connection, so every access path is fixed by the SQL's
 shape, never by the planner's estimates: a walk of the recency index, or every match fetched
 through the text index and sorted, chosen by the term statistics (app.data.message_search.words)
-in SQL, or (several lexemes) the newest WALK documents first.
+in SQL, or (several lexemes, none of them rare) the newest WALK documents first.
 """
 
 from __future__ import annotations
@@ -113,7 +113,8 @@ def probe_scan(
     p: Params, w: Words, filters: list[str], after: After | None, probe: int, *, several: bool
 ) -> str:
     """The first `probe` candidates after the cursor's position; a query of several lexemes
-    looks for them among the newest WALK documents only."""
+    looks for them among the newest WALK documents only, unless its rarest lexeme is rare
+    enough to fetch every match."""
     position = _after_condition(after, p) if after is not None else None
     limit = p.add(probe)
     if several:
