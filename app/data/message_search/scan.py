@@ -110,13 +110,13 @@ def _either(
 
 
 def probe_scan(
-    p: Params, w: Words, filters: list[str], after: After | None, probe: int, *, several: bool
+    p: Params, w: Words, filters: list[str], after: After | None, limit: str, *, several: bool
 ) -> str:
-    """The first `probe` candidates after the cursor's position; a query of several lexemes
-    looks for them among the newest WALK documents only, unless its rarest lexeme is rare
-    enough to fetch every match."""
+    """The first `limit` (the probe's bound size) candidates after the cursor's position; a
+    query of several lexemes looks for them among the newest WALK documents only, unless its
+    rarest lexeme is rare enough to fetch every match (`w.gin(limit)`, which the probe's
+    decision reads too)."""
     position = _after_condition(after, p) if after is not None else None
-    limit = p.add(probe)
     if several:
         # Unless the rarest of its lexemes is rare enough to fetch all its matches (a rare
         # identifier beside a common word).

@@ -15,7 +15,7 @@ from app.data.eligibility import allowed_audiences_cte
 from app.data.message_search.conditions import filters_of
 from app.data.message_search.hydrate import hydrated_ctes
 from app.data.message_search.inputs import After, CandidateQuery
-from app.data.message_search.page import FINAL, bind_page, page_ctes, probe_ctes, probe_size
+from app.data.message_search.page import FINAL, bind_page, page_ctes, probe_ctes
 from app.data.message_search.rows import PageRows, exclusions_of, page_rows_of, selected_of
 from app.data.message_search.scan import probe_scan, rest_scan, several_lexemes
 from app.data.message_search.words import words
@@ -37,9 +37,10 @@ def statement(
     several = several_lexemes(q.include)
     w = words(q.include, q.exclude, p)
     filters = filters_of(q, p)
-    probe = probe_scan(p, w, filters, after, probe_size(first, budget), several=several)
     b = bind_page(p, after, first, budget)
+    probe = probe_scan(p, w, filters, after, b.probe, several=several)
     rest = rest_scan(w, filters, b.budget, several=several)
+    # The probe's own gate (the same text, so the same statement constant).
     walked_newest = f"not {w.gin(b.probe)}" if several else None
     allowed = allowed_audiences_cte(p.add(known_allowed) if known_allowed is not None else None)
     hydrated = hydrated_ctes(p, q.include)
