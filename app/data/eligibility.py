@@ -187,7 +187,9 @@ def lineage_summary(roots: str) -> str:
     no more than the cap to refuse. Each node's sources are counted by one probe of its own
     (LATERAL, LIMIT one past the cap): as a join over `nodes`, the planner, taking the walk for
     ~200 rows, read every edge of the workspace once per walk, which made the importer's
-    summaries quadratic in the workspace's replies."""
+    summaries quadratic in the workspace's replies. The memories the nodes used are probed per
+    node the same way: joined to every memory edge, the planner hashed all of them once per
+    walk (at 1M messages, 0.14 ms of each walk's 0.17)."""
     return f"""(
         with recursive walk(id) as (
             select distinct r from unnest({roots}) as r
@@ -207,9 +209,13 @@ def lineage_summary(roots: str) -> str:
         ),
         used_memories as materialized (
             select distinct mem.id, mem.audience_id
-            from message_memory_sources ms
-            join memories mem on mem.workspace_id = $1 and mem.id = ms.memory_id
-            where ms.workspace_id = $1 and ms.message_id in (select id from nodes)
+            from nodes n
+            cross join lateral (
+                select ms.memory_id from message_memory_sources ms
+                where ms.workspace_id = $1 and ms.message_id = n.id
+                offset 0
+            ) x
+            join memories mem on mem.workspace_id = $1 and mem.id = x.memory_id
         )
         select
             coalesce((select array_agg(distinct a) from (
