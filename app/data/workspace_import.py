@@ -154,14 +154,19 @@ async def index_workspace(
 # the lineage summaries). So, on plain PostgreSQL, a second connection computes them from the
 # bodies alone while the first checks the fixture and loads, and the first COPYs the finished
 # documents in. The second connection reads no table and writes nothing: the vectors are
-# those of the same function the row trigger calls, on the same text.
+# those of the same function the row trigger calls, on the same text. Once the first has loaded
+# everything else it computes the batches still left beside the second rather than wait: with
+# the summaries fast, the vectors outlast the rest, and one core idled through that wait (~3 s
+# at 1M messages). A third connection from the start was no faster: it took a core from the
+# checks and the load instead.
 
 _VECTORS = """
     select recall_document_tsvector(b.body)
     from unnest($1::text[]) with ordinality as b(body, n)
     order by b.n
 """
-# Bodies per statement: long enough that a round trip is nothing beside it (~0.3 s of work).
+# Bodies per statement: long enough that a round trip is nothing beside it (~0.3 s of work),
+# short enough that the last batch of the two connections ends about together.
 VECTOR_BATCH = 25_000
 
 
@@ -173,18 +178,46 @@ async def _raw_tsvectors(conn: asyncpg.Connection) -> None:
     )
 
 
-async def document_vectors(dsn: str, bodies: Sequence[str]) -> list[bytes]:
-    """recall_document_tsvector of each body, in order, computed on a connection of its own."""
-    conn = await asyncpg.connect(dsn)
-    try:
+class DocumentVectors:
+    """recall_document_tsvector of each body, computed in batches: from the start on a
+    connection of its own (`beside`), and on the import's connection too once that has nothing
+    else to do but wait for them (`join`). Each takes the next batch when done with one."""
+
+    def __init__(self, bodies: Sequence[str], batch: int = VECTOR_BATCH) -> None:
+        self._bodies = bodies
+        self._batch = batch
+        starts = range(0, len(bodies), batch)
+        self._parts: list[list[bytes] | None] = [None] * len(starts)
+        self._todo = iter(enumerate(starts))  # shared: each batch goes to one connection
+
+    async def beside(self, dsn: str) -> None:
+        """Take batches on a new connection until none is left."""
+        conn = await asyncpg.connect(dsn)
+        try:
+            await _raw_tsvectors(conn)
+            await self._take(conn)
+        finally:
+            await conn.close()
+
+    async def join(self, conn: asyncpg.Connection) -> None:
+        """Take batches on `conn` until none is left (it reads and writes nothing else)."""
         await _raw_tsvectors(conn)
-        out: list[bytes] = []
-        for start in range(0, len(bodies), VECTOR_BATCH):
-            rows = await conn.fetch(_VECTORS, bodies[start : start + VECTOR_BATCH])
-            out += [r[0] for r in rows]
-        return out
-    finally:
-        await conn.close()
+        try:
+            await self._take(conn)
+        finally:
+            await conn.reset_type_codec("tsvector", schema="pg_catalog")
+
+    def vectors(self) -> list[bytes] | None:
+        """Every body's vector, in order; None while a batch is missing (its connection
+        failed)."""
+        if any(part is None for part in self._parts):
+            return None
+        return [vector for part in self._parts if part is not None for vector in part]
+
+    async def _take(self, conn: asyncpg.Connection) -> None:
+        for i, start in self._todo:
+            rows = await conn.fetch(_VECTORS, self._bodies[start : start + self._batch])
+            self._parts[i] = [r[0] for r in rows]
 
 
 async def copy_documents(

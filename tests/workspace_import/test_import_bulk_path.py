@@ -10,11 +10,11 @@ compared by key.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import io
 import json
 import uuid
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -59,16 +59,16 @@ async def test_bulk_import_and_live_posts_write_identical_rows(
 
 
 def _spy_on_vectors(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """The vectors the second connection returned (empty: it was not used)."""
+    """The vectors computed beside the import (empty: not used)."""
     computed: list[bytes] = []
-    real = workspace_import.document_vectors
+    real = workspace_import.DocumentVectors.vectors
 
-    async def spy(dsn: str, bodies: Sequence[str]) -> list[bytes]:
-        out = await real(dsn, bodies)
-        computed.extend(out)
+    def spy(self: workspace_import.DocumentVectors) -> list[bytes] | None:
+        out = real(self)
+        computed.extend(out or [])
         return out
 
-    monkeypatch.setattr(workspace_import, "document_vectors", spy)
+    monkeypatch.setattr(workspace_import.DocumentVectors, "vectors", spy)
     return computed
 
 
@@ -91,6 +91,40 @@ async def test_a_vectors_connection_that_fails_leaves_the_work_to_the_import(
     for what in ("search documents", "term statistics", "corpus statistics"):
         first, second = [sorted(map(tuple, await db.fetch(_DERIVED[what], i))) for i in ids]
         assert first and first == second, what
+
+
+@pytest.mark.skipif(CITUS is not None, reason="Citus computes the vectors on the shard")
+@pytest.mark.parametrize("beside", [0, 1, 2])
+async def test_vectors_taken_in_batches_by_several_connections_come_back_in_order(
+    db: asyncpg.Connection, dsn: str, beside: int
+) -> None:
+    """Connections of their own and the import's own take the next batch as they finish one;
+    the vectors are still the bodies' in order (batches of 5, so 11 of them, some of CJK text
+    and identifiers), and the import's connection reads tsvectors as text again after."""
+    bodies = [f"note {i} about deploy-{i}.cfg" if i % 4 else f"数据库 {i} 迁移" for i in range(53)]
+    work = workspace_import.DocumentVectors(bodies, batch=5)
+    own = [asyncio.create_task(work.beside(dsn)) for _ in range(beside)]
+    await work.join(db)
+    await asyncio.gather(*own)
+    conn = await asyncpg.connect(dsn)
+    try:
+        await workspace_import._raw_tsvectors(conn)
+        expected = [r[0] for r in await conn.fetch(workspace_import._VECTORS, bodies)]
+    finally:
+        await conn.close()
+    assert len(set(expected)) == len(bodies)  # each body's vector is its own
+    assert work.vectors() == expected
+    assert await db.fetchval("select 'a b'::tsvector") == "'a' 'b'"
+
+
+@pytest.mark.skipif(CITUS is not None, reason="Citus computes the vectors on the shard")
+async def test_vectors_with_a_batch_lost_are_none() -> None:
+    """Vectors not all computed (here: the connection was refused) are none: the import then
+    computes them all itself, in its transaction."""
+    work = workspace_import.DocumentVectors(["a", "b", "c"], batch=1)
+    with pytest.raises(OSError):
+        await work.beside("postgresql://postgres@127.0.0.1:1/nowhere")
+    assert work.vectors() is None
 
 
 async def _build_live(db: asyncpg.Connection, fixture: dict[str, Any]) -> int:
