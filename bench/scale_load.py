@@ -1,5 +1,6 @@
-"""bench.scaleout's load: messageSearch, historySearch and connector batches (applyChanges with
-known keys) against several workspaces over HTTP, each request classified as it answers.
+"""The load of bench.scaleout and bench.scale_throughput: generated workspaces imported, their
+tenants' tokens, and messageSearch, historySearch and connector batches (applyChanges with
+known keys) against them over HTTP, each request classified as it answers.
 
 A request is `ok` (HTTP 200, no errors, every change of a batch applied or unchanged),
 `unavailable` (HTTP 503 with SERVICE_UNAVAILABLE or SEARCH_UNAVAILABLE, no data beside it,
@@ -11,15 +12,23 @@ the cluster is whole, as a connector retries: afterwards every key must be there
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from bench.harness import KeepAlive, pct
+import asyncpg
+import httpx
+
+from app.request.ids import encode_id
+from bench.generate import generate_file
+from bench.harness import START_TURN, KeepAlive, import_file, pct, say
 
 KINDS = ("messageSearch", "historySearch", "applyChanges")
 SEARCH = """
@@ -202,6 +211,78 @@ class Load:
         finally:
             await http.close()
         return len(retried)
+
+
+async def import_workspaces(
+    args: argparse.Namespace, dsn: str
+) -> list[tuple[str, int, dict[str, str]]]:
+    """Generate and import `args.workspaces` workspaces (the first `args.largest` times
+    `args.messages` messages, the others `args.messages`): (key, messages, markers) each."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="recall-scale-") as tmp:
+        for i in range(args.workspaces):
+            n = args.messages * (args.largest if i == 0 else 1)
+            key = f"scale{i}"
+            path = Path(tmp) / f"{key}.json"
+            summary = generate_file(n, args.seed + i, path)
+            # The generator names its workspace `bench` on the first line: each gets its own.
+            text = path.read_text()
+            first, rest = text.split("\n", 1)
+            path.write_text(first.replace('"key": "bench"', f'"key": "{key}"', 1) + "\n" + rest)
+            result = await import_file(dsn, path)
+            say(f"imported {key}: {n} messages, {result.get('messages_per_second')} msg/s")
+            out.append((key, n, summary.markers))
+    return out
+
+
+async def tenants_of(
+    conn: asyncpg.Connection, http: httpx.AsyncClient, imported: list[tuple[str, int, Any]]
+) -> list[Tenant]:
+    from app.data.tokens import issue_actor_token, issue_connector_token
+    from bench.live import _public_channels
+
+    tenants = []
+    for key, n, mk in imported:
+        ws = await conn.fetchval("select id from workspaces where key = $1", key)
+        ids = {
+            r["key"]: r["id"]
+            for r in await conn.fetch(
+                "select key, id from actors where workspace_id = $1 and key = any($2::text[])",
+                ws,
+                [mk["heavy_member"]],
+            )
+        }
+        scout_dm = await conn.fetchval(
+            "select id from scopes where workspace_id = $1 and key = $2", ws, mk["scout_dm"]
+        )
+        agent = await issue_actor_token(conn, key, "agent", mk["scout_agent"])
+        turns = []
+        for _ in range(4):
+            r = await http.post(
+                "/graphql",
+                json={
+                    "query": START_TURN,
+                    "variables": {
+                        "scope": encode_id("Scope", scout_dm),
+                        "requester": encode_id("Member", ids[mk["heavy_member"]]),
+                    },
+                },
+                headers={"authorization": f"Bearer {agent}"},
+            )
+            turns.append(r.json()["data"]["startTurn"]["token"])
+        tenants.append(
+            Tenant(
+                key=key,
+                id=ws,
+                messages=n,
+                member=await issue_actor_token(conn, key, "member", mk["heavy_member"]),
+                connector=await issue_connector_token(conn, key),
+                turns=turns,
+                channels=await _public_channels(conn, ws),
+                terms=[mk["rare"], mk["mid"], mk["common"]],
+            )
+        )
+    return tenants
 
 
 def summary(samples: list[Sample], phases: list[str]) -> dict[str, Any]:

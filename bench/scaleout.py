@@ -44,7 +44,6 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -54,13 +53,11 @@ import asyncpg
 import httpx
 
 from app.db import resolve_database_url
-from app.request.ids import encode_id
 from app.settings import Settings
 from bench import scale_moves as moves
 from bench.cluster import citus_workers, create_database, drop_database, with_database
-from bench.generate import generate_file
-from bench.harness import START_TURN, free_port, import_file, say, serve
-from bench.scale_load import SEARCH, Load, Tenant, summary
+from bench.harness import free_port, say, serve
+from bench.scale_load import SEARCH, Load, Tenant, import_workspaces, summary, tenants_of
 
 PHASES = [
     "before",
@@ -71,75 +68,6 @@ PHASES = [
     "outage",
     "after outage",
 ]
-
-
-async def _import(args: argparse.Namespace, dsn: str) -> list[tuple[str, int, dict[str, str]]]:
-    """Generate and import the workspaces: (key, messages, markers) each."""
-    out = []
-    with tempfile.TemporaryDirectory(prefix="recall-scale-") as tmp:
-        for i in range(args.workspaces):
-            n = args.messages * (args.largest if i == 0 else 1)
-            key = f"scale{i}"
-            path = Path(tmp) / f"{key}.json"
-            summary = generate_file(n, args.seed + i, path)
-            # The generator names its workspace `bench` on the first line: each gets its own.
-            text = path.read_text()
-            first, rest = text.split("\n", 1)
-            path.write_text(first.replace('"key": "bench"', f'"key": "{key}"', 1) + "\n" + rest)
-            result = await import_file(dsn, path)
-            say(f"imported {key}: {n} messages, {result.get('messages_per_second')} msg/s")
-            out.append((key, n, summary.markers))
-    return out
-
-
-async def _tenants(
-    conn: asyncpg.Connection, http: httpx.AsyncClient, imported: list[tuple[str, int, Any]]
-) -> list[Tenant]:
-    from app.data.tokens import issue_actor_token, issue_connector_token
-    from bench.live import _public_channels
-
-    tenants = []
-    for key, n, mk in imported:
-        ws = await conn.fetchval("select id from workspaces where key = $1", key)
-        ids = {
-            r["key"]: r["id"]
-            for r in await conn.fetch(
-                "select key, id from actors where workspace_id = $1 and key = any($2::text[])",
-                ws,
-                [mk["heavy_member"]],
-            )
-        }
-        scout_dm = await conn.fetchval(
-            "select id from scopes where workspace_id = $1 and key = $2", ws, mk["scout_dm"]
-        )
-        agent = await issue_actor_token(conn, key, "agent", mk["scout_agent"])
-        turns = []
-        for _ in range(4):
-            r = await http.post(
-                "/graphql",
-                json={
-                    "query": START_TURN,
-                    "variables": {
-                        "scope": encode_id("Scope", scout_dm),
-                        "requester": encode_id("Member", ids[mk["heavy_member"]]),
-                    },
-                },
-                headers={"authorization": f"Bearer {agent}"},
-            )
-            turns.append(r.json()["data"]["startTurn"]["token"])
-        tenants.append(
-            Tenant(
-                key=key,
-                id=ws,
-                messages=n,
-                member=await issue_actor_token(conn, key, "member", mk["heavy_member"]),
-                connector=await issue_connector_token(conn, key),
-                turns=turns,
-                channels=await _public_channels(conn, ws),
-                terms=[mk["rare"], mk["mid"], mk["common"]],
-            )
-        )
-    return tenants
 
 
 async def _page(
@@ -330,7 +258,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     server = None
     try:
-        imported = await _import(args, dsn)
+        imported = await import_workspaces(args, dsn)
         conn = await asyncpg.connect(dsn)
         try:
             await conn.execute("vacuum analyze")
@@ -339,7 +267,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             server = await serve(dsn, port, log=args.server_log)
             base = f"http://127.0.0.1:{port}"
             async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-                tenants = await _tenants(conn, http, imported)
+                tenants = await tenants_of(conn, http, imported)
                 cursors = await _cursors(http, tenants)
                 load = Load(port, tenants, settings.request_timeout, str(os.getpid()))
                 load.batch_size = args.batch

@@ -52,3 +52,22 @@ def test_side_by_side_tables_both_servers_runs() -> None:
     )
     assert "| messageSearch rare | 11.5 | 23.79 | 3 | 18.12 | 21.71 | 3 | 1.6× |" in text
     assert "| `recall import` (msg/s) | 18,706 | 11,648 |" in text
+
+
+def test_scale_throughput_takes_the_best_level_within_the_p99() -> None:
+    """bench.scale_throughput's answer: the most requests per second of a level whose p99 is
+    within the bound, not the most of any level, and none when no level fits."""
+    from bench.scale_throughput import best_within, table
+
+    def level(clients: int, rate: float, p99: float) -> dict[str, object]:
+        return {
+            "clients": clients, "ok_per_second": rate, "p50_ms": p99 / 3, "p99_ms": p99,
+            "p99_ms_by_kind": {"messageSearch": p99}, "failures": 0,
+        }  # fmt: skip
+
+    levels = [level(1, 40, 40), level(4, 75, 120), level(16, 90, 400)]
+    assert best_within(levels, 250) == levels[1]
+    assert best_within(levels, 30) is None
+    text = table({"args": {"p99": 250}, "levels_2_workers": levels, "best_2_workers": levels[1]})
+    assert "| 2 | 16 | 90 | " in text
+    assert "2 workers, throughput at p99 <= 250 ms: 75 req/s (4 clients)" in text
