@@ -10,6 +10,7 @@ other, depending on what the server is.
 from __future__ import annotations
 
 import asyncio
+import os
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -82,6 +83,25 @@ async def create_database(
     finally:
         await conn.close()
     return True
+
+
+async def new_citus_database(
+    server_dsn: str, prefix: str, shards: int, tool: str
+) -> tuple[str, str]:
+    """A new database `<prefix>_<pid>` on the Citus coordinator `server_dsn` and its first two
+    workers, `shards` shards per table: its name and DSN. Exits if the cluster has fewer
+    than two workers."""
+    workers = await citus_workers(server_dsn)
+    if len(workers) < 2:
+        raise SystemExit(
+            f"{tool}: DATABASE_URL must name a Citus coordinator with two workers"
+            " (scripts/citus-cluster start)"
+        )
+    name = f"{prefix}_{os.getpid()}"
+    await create_database(
+        server_dsn, name, settings={"citus.shard_count": str(shards)}, workers=workers[:2]
+    )
+    return name, with_database(server_dsn, name)
 
 
 async def _add_node(conn: asyncpg.Connection, host: str | None, port: int | None) -> None:

@@ -39,7 +39,7 @@ import httpx
 from app.db import resolve_database_url
 from app.settings import Settings
 from bench import scale_moves as moves
-from bench.cluster import citus_workers, create_database, drop_database, with_database
+from bench.cluster import drop_database, new_citus_database
 from bench.harness import free_port, pct, say, serve
 from bench.scale_load import KINDS, Load, Tenant, import_workspaces, tenants_of
 
@@ -114,18 +114,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     settings = Settings()
     server_dsn = resolve_database_url(settings)
-    workers = await citus_workers(server_dsn)
-    if len(workers) < 2:
-        raise SystemExit(
-            "bench.scale_throughput: DATABASE_URL must name a Citus coordinator with two"
-            " workers (scripts/citus-cluster start)"
-        )
-    name = f"recall_throughput_{os.getpid()}"
-    dsn = with_database(server_dsn, name)
-    result: dict[str, Any] = {"database": name, "args": vars(args)}
-    await create_database(
-        server_dsn, name, settings={"citus.shard_count": str(args.shards)}, workers=workers[:2]
+    name, dsn = await new_citus_database(
+        server_dsn, "recall_throughput", args.shards, "bench.scale_throughput"
     )
+    result: dict[str, Any] = {"database": name, "args": vars(args)}
     server = None
     try:
         args.largest = 1

@@ -55,7 +55,7 @@ import httpx
 from app.db import resolve_database_url
 from app.settings import Settings
 from bench import scale_moves as moves
-from bench.cluster import citus_workers, create_database, drop_database, with_database
+from bench.cluster import drop_database, new_citus_database
 from bench.harness import free_port, say, serve
 from bench.scale_load import SEARCH, Load, Tenant, import_workspaces, summary, tenants_of
 
@@ -241,21 +241,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     settings = Settings()
     server_dsn = resolve_database_url(settings)
-    workers = await citus_workers(server_dsn)
-    if len(workers) < 2:
-        raise SystemExit(
-            "bench.scaleout: DATABASE_URL must name a Citus coordinator with two workers"
-            " (scripts/citus-cluster start)"
-        )
-    name = f"recall_scale_{os.getpid()}"
-    dsn = with_database(server_dsn, name)
+    name, dsn = await new_citus_database(server_dsn, "recall_scale", args.shards, "bench.scaleout")
     result: dict[str, Any] = {
         "database": name,
         "args": {k: v for k, v in vars(args).items() if k != "out"},
     }
-    await create_database(
-        server_dsn, name, settings={"citus.shard_count": str(args.shards)}, workers=workers[:2]
-    )
     server = None
     try:
         imported = await import_workspaces(args, dsn)
