@@ -151,9 +151,9 @@ async def index_workspace(
 #
 # The vectors are most of an import's database work (~15 µs a message, one core), and the
 # import's own connection has plenty of other work that needs no vectors (the messages' COPY,
-# the lineage summaries). So, on plain PostgreSQL, a second connection computes them from the
-# bodies alone while the first checks the fixture and loads, and the first COPYs the finished
-# documents in. The second connection reads no table and writes nothing: the vectors are
+# the lineage summaries). So a second connection computes them from the bodies alone while the
+# first checks the fixture and loads, and the first COPYs the finished documents in (on Citus
+# the coordinator computes them, and COPY routes each document to its shard). The second connection reads no table and writes nothing: the vectors are
 # those of the same function the row trigger calls, on the same text. Once the first has loaded
 # everything else it computes the batches still left beside the second rather than wait: with
 # the summaries fast, the vectors outlast the rest, and one core idled through that wait (~3 s
@@ -224,6 +224,7 @@ async def copy_documents(
     conn: asyncpg.Connection,
     workspace_id: int,
     documents: Iterable[tuple[Any, ...]],
+    citus: bool = False,
     *,
     tsv_indexed: bool = True,
 ) -> None:
@@ -244,4 +245,4 @@ async def copy_documents(
             await copy()
     finally:
         await conn.reset_type_codec("tsvector", schema="pg_catalog")
-    await term_stats.count_workspace(conn, workspace_id, local=True)
+    await term_stats.count_workspace(conn, workspace_id, local=not citus)
