@@ -153,12 +153,12 @@ async def index_workspace(
 # import's own connection has plenty of other work that needs no vectors (the messages' COPY,
 # the lineage summaries). So a second connection computes them from the bodies alone while the
 # first checks the fixture and loads, and the first COPYs the finished documents in (on Citus
-# the coordinator computes them, and COPY routes each document to its shard). The second connection reads no table and writes nothing: the vectors are
-# those of the same function the row trigger calls, on the same text. Once the first has loaded
-# everything else it computes the batches still left beside the second rather than wait: with
-# the summaries fast, the vectors outlast the rest, and one core idled through that wait (~3 s
-# at 1M messages). A third connection from the start was no faster: it took a core from the
-# checks and the load instead.
+# the coordinator computes them, and COPY routes each document to its shard). The second
+# connection reads no table and writes nothing: the vectors are those of the same function the
+# row trigger calls, on the same text. Once the first has loaded everything else it computes
+# the batches still left beside the second rather than wait: with the summaries fast, the
+# vectors outlast the rest, and one core idled through that wait (~3 s at 1M messages). A third
+# connection from the start was no faster: it took a core from the checks and the load instead.
 
 _VECTORS = """
     select recall_document_tsvector(b.body)
