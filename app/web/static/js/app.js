@@ -851,8 +851,14 @@ function SearchForm({ url, navigate, dir, chips }) {
   const input = useRef();
   const timer = useRef(null);
   const lastTyped = useRef(0);
-  // Back/forward, a link, a picker or a removed chip changed the query: show it.
+  // The query this form last put in the URL itself.
+  const committed = useRef(url.q);
+  // Back/forward, a link, a picker or a removed chip changed the query: show it. Not a change
+  // this form made: the box already shows it, and what was typed since (the effect runs after
+  // the next render, which a busy page may give a keystroke or two later) must stay.
   useEffect(() => {
+    if (url.q === committed.current) return;
+    committed.current = url.q;
     setText((current) => (current.trim() === url.q ? current : url.q));
   }, [url.q]);
   useEffect(() => () => window.clearTimeout(timer.current), []);
@@ -863,6 +869,7 @@ function SearchForm({ url, navigate, dir, chips }) {
       // One history entry per pause in typing, not per keystroke.
       const push = Date.now() - lastTyped.current > 1500;
       lastTyped.current = Date.now();
+      committed.current = value.trim();
       navigate({ q: value.trim(), open: "", in: "" }, { push });
     };
     if (now) apply();
