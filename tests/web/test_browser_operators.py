@@ -425,3 +425,30 @@ async def test_the_tabs_reading_of_a_query_is_the_servers(page: Any, site: Site)
     for query, tab in zip(QUERIES, read, strict=True):
         server = [[o.name, o.value, o.negated] for o in split_operators(query).operators]
         assert tab == server, query
+
+
+async def test_typing_right_after_accepting_a_suggestion_is_kept(page: Any, site: Site) -> None:
+    """The box shows a query changed elsewhere (back/forward, a link, a chip) by an effect
+    that runs after the next frame; it once ran for the query the form had just committed
+    itself too, and replaced what was typed within that frame with the accepted query. Here
+    the box is cleared inside that frame, deterministically, and must stay clear."""
+    from playwright.async_api import expect
+
+    await sign_in(page, site)
+    box = page.locator(SEARCH)
+    await box.press_sequentially("rollback from:bo", delay=30)
+    await expect(page.locator(SUGGESTIONS).get_by_role("option").first).to_be_visible()
+    value = await page.evaluate(
+        """async ([search, suggestions]) => {
+            const box = document.querySelector(search);
+            document.querySelector(`${suggestions} [role=option]`).click();
+            await Promise.resolve();  // the accepted query rendered, its effect not yet run
+            box.value = "";
+            box.dispatchEvent(new Event("input", { bubbles: true }));
+            for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(r));
+            await new Promise((r) => setTimeout(r, 50));
+            return box.value;
+        }""",
+        [SEARCH, SUGGESTIONS],
+    )
+    assert value == ""
