@@ -54,10 +54,18 @@ _UNREACHABLE = (
 )
 
 
-# Citus's error when a worker that one of the transaction's statements used went away (a lost
-# worker), raised as an internal error (XX000, no class of its own): SERVICE_UNAVAILABLE (503,
+# Citus's errors when a worker that one of the transaction's statements used went away (a lost
+# worker), raised as internal errors (XX000, no class of their own): SERVICE_UNAVAILABLE (503,
 # try again) at once, not an internal error, and not run again here (app.data.retry says why).
-_WORKER_LOST = "failure on connection marked as essential"
+# The first is Citus's own. The others are the worker's words as it stops, which Citus relays
+# without their SQLSTATE (57P01, 57P03, 08006) when a COPY to a shard fails: an applyChanges
+# batch that a worker's fast shutdown interrupted answered 500 in bench.scaleout once.
+_WORKER_LOST = (
+    "failure on connection marked as essential",
+    "terminating connection due to administrator command",
+    "the database system is shutting down",
+    "server closed the connection unexpectedly",
+)
 
 
 def _worker_lost(e: BaseException) -> bool:

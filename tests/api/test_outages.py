@@ -210,11 +210,13 @@ async def test_a_request_stuck_behind_a_lock_is_stopped_and_answers_503(
     ("citus_error", "errcode"),
     [
         ("failure on connection marked as essential: 127.0.0.1:9801", "XX000"),
+        # What Citus relays, as XX000, when a COPY to a stopping worker fails.
+        ("terminating connection due to administrator command", "XX000"),
         ("could not find valid entry for shard 102074", "XX000"),
         ("deadlock detected", "40P01"),
         ("could not serialize access due to concurrent update", "40001"),
     ],
-    ids=["worker-lost", "shard-moved", "deadlock", "serialization"],
+    ids=["worker-lost", "worker-stopping", "shard-moved", "deadlock", "serialization"],
 )
 async def test_a_lost_worker_or_a_moved_shard_answers_503_and_nothing_is_written(
     dsn: str, db: asyncpg.Connection, citus_error: str, errcode: str

@@ -148,10 +148,11 @@ async def test_a_failure_that_does_not_pass_answers_503_after_a_bounded_number_o
     ("message", "errcode"),
     [
         ("failure on connection marked as essential: 127.0.0.1:9801", "XX000"),
+        ("terminating connection due to administrator command", "XX000"),
         ("statement completion unknown", "40003"),
         ("transaction integrity constraint violation", "40002"),
     ],
-    ids=["worker-lost", "completion-unknown", "integrity"],
+    ids=["worker-lost", "worker-stopping", "completion-unknown", "integrity"],
 )
 async def test_a_failure_that_may_have_been_applied_or_does_not_pass_is_not_tried_again(
     client: GraphQLClient, db: asyncpg.Connection, message: str, errcode: str
