@@ -227,6 +227,20 @@ async def time_http(
     return s
 
 
+async def start_turn(
+    http: httpx.AsyncClient, agent_token: str, scope: str, requester: str
+) -> dict[str, Any]:
+    """startTurn by the agent in a conversation (`scope`, a Scope id) for one of its members
+    (`requester`, a Member id): the response body."""
+    r = await http.post(
+        "/graphql",
+        json={"query": START_TURN, "variables": {"scope": scope, "requester": requester}},
+        headers={"authorization": f"Bearer {agent_token}"},
+    )
+    body: dict[str, Any] = r.json()
+    return body
+
+
 # --- recall as a subprocess --------------------------------------------------------------
 
 

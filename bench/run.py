@@ -53,7 +53,6 @@ from bench.generate import Summary, generate, generate_file
 from bench.harness import (
     HISTORY_SEARCH,
     MESSAGE_SEARCH,
-    START_TURN,
     Discard,
     Stats,
     free_port,
@@ -62,6 +61,7 @@ from bench.harness import (
     say,
     serve,
     serving_pids,
+    start_turn,
     time_http,
 )
 from bench.report import jsonable, table, targets, targets_table
@@ -312,18 +312,12 @@ async def _measure(
             async def start_turns(n: int) -> tuple[list[str], str | None]:
                 started: list[str] = []
                 for _ in range(n):
-                    r = await http.post(
-                        "/graphql",
-                        json={
-                            "query": START_TURN,
-                            "variables": {
-                                "scope": encode_id("Scope", scout_dm),
-                                "requester": encode_id("Member", heavy),
-                            },
-                        },
-                        headers={"authorization": f"Bearer {tokens['agent']}"},
+                    body = await start_turn(
+                        http,
+                        tokens["agent"],
+                        encode_id("Scope", scout_dm),
+                        encode_id("Member", heavy),
                     )
-                    body = r.json()
                     if body.get("errors") or not body.get("data"):
                         return started, json.dumps(body)[:400]
                     started.append(body["data"]["startTurn"]["token"])

@@ -28,7 +28,7 @@ import httpx
 
 from app.request.ids import encode_id
 from bench.generate import generate_file
-from bench.harness import START_TURN, KeepAlive, import_file, pct, say
+from bench.harness import KeepAlive, import_file, pct, say, start_turn
 
 KINDS = ("messageSearch", "historySearch", "applyChanges")
 SEARCH = """
@@ -258,18 +258,12 @@ async def tenants_of(
         agent = await issue_actor_token(conn, key, "agent", mk["scout_agent"])
         turns = []
         for _ in range(4):
-            r = await http.post(
-                "/graphql",
-                json={
-                    "query": START_TURN,
-                    "variables": {
-                        "scope": encode_id("Scope", scout_dm),
-                        "requester": encode_id("Member", ids[mk["heavy_member"]]),
-                    },
-                },
-                headers={"authorization": f"Bearer {agent}"},
+            scope, requester = (
+                encode_id("Scope", scout_dm),
+                encode_id("Member", ids[mk["heavy_member"]]),
             )
-            turns.append(r.json()["data"]["startTurn"]["token"])
+            body = await start_turn(http, agent, scope, requester)
+            turns.append(body["data"]["startTurn"]["token"])
         tenants.append(
             Tenant(
                 key=key,
