@@ -107,6 +107,11 @@ class Feed:
         self._waking: asyncio.Future[None] | None = None
         # What the sift found of each post the buffer holds (`may_concern`).
         self._sifted: dict[int, _Sifted] = {}
+        # may_concern's answers per interest and run of events, until the next read of the log
+        # or sift (what they are judged by changes then): a commit is judged once per distinct
+        # interest, not once per subscriber (a thousand subscribers and 50 posts a commit were
+        # 50,000 steps per commit, a tenth of a 1,000-posts/s server's CPU).
+        self._concerns: dict[tuple[Interest | None, int, int, int], bool] = {}
         # Events kept: a subscriber further behind than this reads the log itself.
         self._keep = keep
         # A notification lost with a dropped connection costs only latency: the log is read
@@ -213,6 +218,7 @@ class Feed:
             )
             return
         tested = frozenset(words)
+        self._concerns.clear()
         for message_id in posts:
             seen = posted.get(message_id)
             self._sifted[message_id] = (
@@ -226,7 +232,20 @@ class Feed:
         the sift recorded: False only for posts it recorded that lie outside the interest's
         conversation or miss its words (or have no search document, so no search admits them:
         the admission reads documents too). An edit, a deletion, an access change, or a post
-        not sifted for these words may concern it."""
+        not sifted for these words may concern it.
+
+        Remembered per interest and run of events (a position holds the same event for
+        good, so a run's first and last positions and its length name it) until the sift's
+        records change."""
+        if not events:
+            return False
+        key = (interest, events[0].position, events[-1].position, len(events))
+        known = self._concerns.get(key)
+        if known is None:
+            known = self._concerns[key] = self._judge(interest, events)
+        return known
+
+    def _judge(self, interest: Interest | None, events: Sequence[LiveEvent]) -> bool:
         for e in events:
             if e.kind != "post" or interest is None:
                 return True
@@ -300,6 +319,7 @@ class Feed:
                     self._sifted.pop(e.message_id, None)
         self.stamp += 1
         self._shared.clear()
+        self._concerns.clear()
         await self._wake_concerned(start)
 
     async def share(self, stamp: int, key: Hashable, work: Callable[[], Awaitable[T]]) -> T:

@@ -159,3 +159,39 @@ async def test_a_subscriber_behind_skips_what_the_sift_found_cannot_concern_it()
     assert feed.may_concern(Interest((("giraffe",), ()), None), events[1:])
     log.add(11, "edit")
     assert feed.may_concern(waiters[1].interest, log.events[3:])
+
+
+async def test_a_commit_is_judged_once_per_interest_not_per_subscriber(monkeypatch) -> None:
+    judged: list[Interest | None] = []
+    judge = Feed._judge
+
+    def counting(self: Feed, interest: Interest | None, events: Sequence[LiveEvent]) -> bool:
+        judged.append(interest)
+        return judge(self, interest, events)
+
+    monkeypatch.setattr(Feed, "_judge", counting)
+    interests = [Interest(ZEBRA, None), Interest(OKAPI, None), Interest(None, 8)]
+    log, feed, waiters = await _setup(*(interests * 100))
+    for i in range(50):
+        log.post(10 + i, 1, ZEBRA)
+    await _commit(feed)
+    assert _woken(waiters) == [True, False, False] * 100
+    assert sorted(judged, key=repr) == sorted(interests, key=repr)
+
+
+async def test_what_the_sift_records_later_is_judged_anew() -> None:
+    log, feed, waiters = await _setup(Interest(OKAPI, None))
+    log.post(10, 1, ZEBRA)
+    asked: list[bool] = []
+    sift = log.sift
+
+    async def sift_asked_meanwhile(ids: Sequence[int], searches: Sequence[Words]) -> dict:
+        # A subscriber asks while the sift is in flight: not sifted yet, it may concern it...
+        asked.append(feed.may_concern(waiters[0].interest, log.events))
+        return await sift(ids, searches)
+
+    feed._sift = sift_asked_meanwhile
+    await _commit(feed)
+    # ...and once sifted, the zebra post cannot concern an okapi search.
+    assert asked == [True]
+    assert not feed.may_concern(waiters[0].interest, log.events)
