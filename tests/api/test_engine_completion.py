@@ -335,6 +335,16 @@ async def test_a_subscriptions_memos_do_not_grow_with_its_events() -> None:
     """Each event's executor is graphql-core's shallow copy of the subscription's: the memos it
     shared were keyed by field lists collected anew for each event, so they grew by every event
     for as long as the subscription lived."""
+
+    def live_contexts() -> list[RecallExecutionContext]:
+        # By type(), not isinstance(): another test's dead weak proxy among the objects
+        # raises ReferenceError on isinstance.
+        return [o for o in gc.get_objects() if issubclass(type(o), RecallExecutionContext)]
+
+    # Only this subscription's: other tests in the same process may leave contexts behind.
+    # Held, so that no new context takes an old one's id.
+    earlier = live_contexts()
+    earlier_ids = {id(o) for o in earlier}
     schema = strawberry.Schema(
         query=Query, subscription=Ticks, execution_context_class=RecallExecutionContext
     )
@@ -342,6 +352,6 @@ async def test_a_subscriptions_memos_do_not_grow_with_its_events() -> None:
     assert not isinstance(events, ExecutionResult)
     got = [result.data async for result in events]
     assert len(got) == 60 and all(d is not None for d in got)
-    contexts = [o for o in gc.get_objects() if isinstance(o, RecallExecutionContext)]
+    contexts = [o for o in live_contexts() if id(o) not in earlier_ids]
     assert contexts
     assert max(len(c._plans) + len(c._relevant_sub_fields) for c in contexts) < 20
