@@ -343,15 +343,18 @@ def _decide(
         delivered.pop(message_id, None)
         out.append(Update(event, "REMOVED", None, message_id))
 
+    # An event's name is made only for an update: a woken subscriber decides every event of
+    # its batch (50 a commit at 1,000 posts/s), and most send nothing.
     for e in events:
-        event = encode_event(workspace_id, e.position)
         m = e.message_id
         if e.kind == "access":
+            event = encode_event(workspace_id, e.position)
             for gone in [d for d in delivered if d not in admission.readable]:
                 removed(event, gone)
         elif m is None:
             continue
         elif e.kind in ("post", "edit") and m in hits:
+            event = encode_event(workspace_id, e.position)
             out.append(Update(event, "ADDED" if e.kind == "post" else "EDITED", hits[m], None))
             delivered[m] = None
             delivered.move_to_end(m)
@@ -361,5 +364,5 @@ def _decide(
             m in delivered
             or m in (admission.readable if e.kind == "edit" else admission.deleted_readable)
         ):
-            removed(event, m)
+            removed(encode_event(workspace_id, e.position), m)
     return out
