@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
+
 from app.data.live_events import LiveEvent
 from app.data.live_sift import Posted, Words
 from app.live.feed import Feed, Interest, Waiter
@@ -161,7 +163,9 @@ async def test_a_subscriber_behind_skips_what_the_sift_found_cannot_concern_it()
     assert feed.may_concern(waiters[1].interest, log.events[3:])
 
 
-async def test_a_commit_is_judged_once_per_interest_not_per_subscriber(monkeypatch) -> None:
+async def test_a_commit_is_judged_once_per_interest_not_per_subscriber(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     judged: list[Interest | None] = []
     judge = Feed._judge
 
@@ -185,7 +189,9 @@ async def test_what_the_sift_records_later_is_judged_anew() -> None:
     asked: list[bool] = []
     sift = log.sift
 
-    async def sift_asked_meanwhile(ids: Sequence[int], searches: Sequence[Words]) -> dict:
+    async def sift_asked_meanwhile(
+        ids: Sequence[int], searches: Sequence[Words]
+    ) -> dict[int, Posted]:
         # A subscriber asks while the sift is in flight: not sifted yet, it may concern it...
         asked.append(feed.may_concern(waiters[0].interest, log.events))
         return await sift(ids, searches)
