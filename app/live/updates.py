@@ -8,8 +8,9 @@ commit for every subscriber of the workspace), the token again (a revoked or exp
 deactivated person's, ends the subscription with UNAUTHENTICATED) and one admission statement
 (app.data.live_admission) for all the events — the same predicates and the same query as a
 fresh messageSearch, never a cache of who could read. The token read and the admission are
-shared, within the wake-up only, by the subscriptions of the same token (and the same search
-at the same position). What a subscription keeps between wake-ups is its position and the ids
+shared, within the wake-up only: the token read by the subscriptions of the same token, the
+admission by those of equal readers (the same person through several tokens) and the same
+search at the same position. What a subscription keeps between wake-ups is its position and the ids
 it delivered (bounded), so that an access change can take back exactly what it showed.
 
 Events, for each log row after the position (its position is the update's `event`):
@@ -214,7 +215,10 @@ async def updates(
                 await waiter.wait(env.hub.poll_interval)
                 continue
             ensure_read_ready(reader.search_ready)
-            key = (token_key, target_key, position)
+            # By the reader read at this wake-up, not by the token: two tokens of one person
+            # (two tabs, two devices) have equal readers, and an admission depends on nothing
+            # else of the token. Readers that differ in anything are admitted apart.
+            key = (reader, target_key, position)
             admission = await _admission(env, feed, stamp, key, reader, target, events, delivered)
             async with env.session() as resolving:
                 if on_batch is not None:
