@@ -235,8 +235,8 @@ class Feed:
         not sifted for these words may concern it.
 
         Remembered per interest and run of events (a position holds the same event for
-        good, so a run's first and last positions and its length name it) until the sift's
-        records change."""
+        good, so a run's first and last positions and its length name it) until the log is
+        read again or the sift records more."""
         if not events:
             return False
         key = (interest, events[0].position, events[-1].position, len(events))

@@ -9,8 +9,8 @@ deactivated person's, ends the subscription with UNAUTHENTICATED) and one admiss
 (app.data.live_admission) for all the events — the same predicates and the same query as a
 fresh messageSearch, never a cache of who could read. The token read and the admission are
 shared, within the wake-up only: the token read by the subscriptions of the same token, the
-admission by those of equal readers (the same person through several tokens) and the same
-search at the same position. What a subscription keeps between wake-ups is its position and the ids
+admission by those of equal readers (one person through several tokens) with the same search
+at the same position. What a subscription keeps between wake-ups is its position and the ids
 it delivered (bounded), so that an access change can take back exactly what it showed.
 
 Events, for each log row after the position (its position is the update's `event`):
