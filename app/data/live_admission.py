@@ -98,7 +98,7 @@ async def admit(
     sql = statement(q, p, candidates=candidates, recheck=recheck, within_scope=within_scope)
     # Planned once per connection: every candidate is named by id, so one plan is right for
     # every value, and planning this statement cost as much as running it (~2 ms each at 1M
-    # messages), for each token and search that a commit wakes.
+    # messages), for each reader and search that a commit wakes.
     rows = await db.fetch_planned_once(sql, *p.values)
     page = page_rows_of(rows, {})
     head = rows[0]

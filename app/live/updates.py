@@ -298,9 +298,9 @@ async def _admission(
     events: list[LiveEvent],
     delivered: OrderedDict[int, None],
 ) -> Admission:
-    """One admission statement for every subscription of the same token and search at the same
-    position in this wake-up; an access event rechecks what this subscription delivered, so
-    that batch is admitted alone."""
+    """One admission statement for every subscription of an equal reader and the same search
+    at the same position in this wake-up (`key`); an access event rechecks what this
+    subscription delivered, so that batch is admitted alone."""
 
     async def admit_alone(delivered: OrderedDict[int, None]) -> Admission:
         LIVE_READS.labels("admission").inc()
