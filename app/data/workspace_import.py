@@ -189,6 +189,7 @@ class DocumentVectors:
         starts = range(0, len(bodies), batch)
         self._parts: list[list[bytes] | None] = [None] * len(starts)
         self._todo = iter(enumerate(starts))  # shared: each batch goes to one connection
+        self._stopped = False
 
     async def beside(self, dsn: str) -> None:
         """Take batches on a new connection until none is left."""
@@ -207,15 +208,21 @@ class DocumentVectors:
         finally:
             await conn.reset_type_codec("tsvector", schema="pg_catalog")
 
+    def stop(self) -> None:
+        """No connection takes another batch; those in flight end as they would."""
+        self._stopped = True
+
     def vectors(self) -> list[bytes] | None:
         """Every body's vector, in order; None while a batch is missing (its connection
-        failed)."""
+        failed, or stopped)."""
         if any(part is None for part in self._parts):
             return None
         return [vector for part in self._parts if part is not None for vector in part]
 
     async def _take(self, conn: asyncpg.Connection) -> None:
         for i, start in self._todo:
+            if self._stopped:
+                return
             rows = await conn.fetch(_VECTORS, self._bodies[start : start + self._batch])
             self._parts[i] = [r[0] for r in rows]
 

@@ -17,7 +17,7 @@ import json
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 import pytest
@@ -122,6 +122,28 @@ async def test_vectors_with_a_batch_lost_are_none() -> None:
     with pytest.raises(OSError):
         await work.beside("postgresql://postgres@127.0.0.1:1/nowhere")
     assert work.vectors() is None
+
+
+async def test_stopped_vectors_end_their_batch_in_flight_and_take_no_more(
+    db: asyncpg.Connection, dsn: str
+) -> None:
+    """A refused fixture stops the vectors' connection rather than cancelling it (a connect or
+    query cancelled midway leaves asyncpg's futures failing unread, printed at exit): the
+    batch in flight ends, no other starts, and its own connection closes by itself."""
+    work = workspace_import.DocumentVectors([f"note {i}" for i in range(40)], batch=10)
+    fetched = 0
+
+    class StopsDuringTheFirstBatch:
+        async def fetch(self, *args: Any) -> list[asyncpg.Record]:
+            nonlocal fetched
+            fetched += 1
+            work.stop()
+            return await db.fetch(*args)
+
+    await work._take(cast(asyncpg.Connection, StopsDuringTheFirstBatch()))
+    assert fetched == 1
+    assert work.vectors() is None  # not all computed: the import computes them itself
+    await asyncio.wait_for(work.beside(dsn), 30)  # opens, takes nothing, closes
 
 
 async def _build_live(db: asyncpg.Connection, fixture: dict[str, Any]) -> int:
