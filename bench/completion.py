@@ -16,7 +16,8 @@ import inspect
 import statistics
 import time
 from datetime import UTC, datetime
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import strawberry
 from graphql import parse
@@ -24,17 +25,14 @@ from strawberry.execution import optimized_is_awaitable
 from strawberry.schema._graphql_core import execute, execution_context_class_kwargs
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.api.directory.types import Agent, Message
+from app.api.directory.types import Agent
 from app.api.engine.completion import RecallExecutionContext
 from app.api.identity.types import Member
-from app.api.message_search.types import (
-    Excerpt,
-    MessageSearchConnection,
-    MessageSearchEdge,
-    TextRange,
-)
+from app.api.message_search.types import MessageSearchConnection, MessageSearchEdge
 from app.api.pagination import PageInfo
 from app.data.rows import ActorRow, MessageRow, ScopeRow
+from app.message_search.excerpts import Excerpt
+from app.message_search.search import MessageHit
 from bench.harness import MESSAGE_SEARCH
 
 
@@ -49,16 +47,15 @@ def _page() -> MessageSearchConnection:
         row = MessageRow(
             i, f"msg-{i}", i, i, i, i, body, datetime(2024, 1, 1, tzinfo=UTC), True, author, scope
         )
-        ranges = [TextRange(start=15, end=20), TextRange(start=55, end=60)]
+        ranges = [(15, 20), (55, 60)]
         excerpt = Excerpt(
             text=body, start=0, end=len(body), highlights=ranges, more_before=False,
             more_after=False,
         )  # fmt: skip
-        edges.append(
-            MessageSearchEdge(
-                cursor=f"cursor-{i}", node=Message.of(row), highlights=ranges, excerpt=excerpt
-            )
-        )
+        # A hit whose parts are made already (app.message_search.search.MessageHit makes
+        # them when first asked for; here only the completion is measured).
+        hit = SimpleNamespace(cursor=f"cursor-{i}", message=row, highlights=ranges, excerpt=excerpt)
+        edges.append(MessageSearchEdge.of(cast(MessageHit, hit)))
     return MessageSearchConnection(
         edges=edges,
         page_info=PageInfo(has_next_page=True, end_cursor="cursor-19"),

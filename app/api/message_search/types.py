@@ -9,10 +9,11 @@ from enum import Enum
 import strawberry
 
 from app.api.directory.types import Agent, Message, Scope
+from app.api.engine.completion import without_info
 from app.api.identity.types import Member
 from app.api.node import Node
 from app.api.pagination import PageInfo
-from app.api.policies import PER_ITEM, sized
+from app.api.policies import PARENT, PER_ITEM, guarded, sized
 from app.data.readiness import ReadinessRow
 from app.data.rows import ActorRow, ScopeRow
 from app.message_search.operator_filters import Reading
@@ -67,40 +68,70 @@ class Excerpt:
 
 @strawberry.type(description="One messageSearch hit.")
 class MessageSearchEdge:
-    cursor: str = strawberry.field(
-        description="Opaque position of this hit; as `after`, continues right after it (same "
-        "query and filters only)."
+    hit: strawberry.Private[MessageHit]
+
+    # The hit's parts are made only when selected (app.message_search.search.MessageHit), and
+    # read by the executor's fast path without building a resolver's info (without_info).
+    def _cursor(self) -> str:
+        return self.hit.cursor
+
+    def _node(self) -> Message:
+        return Message.of(self.hit.message)
+
+    def _highlights(self) -> list[TextRange]:
+        return [TextRange(start=s, end=e) for s, e in self.hit.highlights]
+
+    def _excerpt(self) -> Excerpt:
+        excerpt = self.hit.excerpt
+        return Excerpt(
+            text=excerpt.text,
+            start=excerpt.start,
+            end=excerpt.end,
+            highlights=[TextRange(start=s, end=e) for s, e in excerpt.highlights],
+            more_before=excerpt.more_before,
+            more_after=excerpt.more_after,
+        )
+
+    @guarded(
+        "Opaque position of this hit; as `after`, continues right after it (same query and "
+        "filters only).",
+        access=PARENT,
     )
-    node: Message = strawberry.field(
-        description="The message, as the viewer may read it now (open it in place with "
-        "node.scope.messages(around: node.id))."
+    @without_info(_cursor)
+    def cursor(self) -> str:
+        return self._cursor()
+
+    @guarded(
+        "The message, as the viewer may read it now (open it in place with "
+        "node.scope.messages(around: node.id)).",
+        access=PARENT,
     )
-    highlights: list[TextRange] = sized(
+    @without_info(_node)
+    def node(self) -> Message:
+        return self._node()
+
+    @guarded(
         "Where the query's terms occur in node.body, sorted and non-overlapping. In a body "
         "longer than 2,048 characters, those in the part the search read: from a little "
         "before the first occurrence of a term.",
-        PER_ITEM,
+        access=PARENT,
+        size=PER_ITEM,
     )
-    excerpt: Excerpt = strawberry.field(
-        description="What a result list shows of the hit: bounded, whatever the body's length."
+    @without_info(_highlights)
+    def highlights(self) -> list[TextRange]:
+        return self._highlights()
+
+    @guarded(
+        "What a result list shows of the hit: bounded, whatever the body's length.",
+        access=PARENT,
     )
+    @without_info(_excerpt)
+    def excerpt(self) -> Excerpt:
+        return self._excerpt()
 
     @classmethod
     def of(cls, hit: MessageHit) -> MessageSearchEdge:
-        excerpt = hit.excerpt
-        return cls(
-            cursor=hit.cursor,
-            node=Message.of(hit.message),
-            highlights=[TextRange(start=s, end=e) for s, e in hit.highlights],
-            excerpt=Excerpt(
-                text=excerpt.text,
-                start=excerpt.start,
-                end=excerpt.end,
-                highlights=[TextRange(start=s, end=e) for s, e in excerpt.highlights],
-                more_before=excerpt.more_before,
-                more_after=excerpt.more_after,
-            ),
-        )
+        return cls(hit=hit)
 
 
 def _match(row: ActorRow | ScopeRow) -> Member | Agent | Scope:
