@@ -173,8 +173,8 @@ class RecallGraphQL(GraphQL[Context, None]):
         try:
             return orjson.dumps(data).decode()
         except TypeError:
-            # What orjson refuses and the standard library writes (an integer past 64 bits):
-            # the same document, the slower way.
+            # What orjson refuses and the standard library writes (an integer past 64 bits, a
+            # lone surrogate): the same document, the slower way.
             return json.dumps(data, separators=(",", ":"))
 
     def decode_json(self, data: str | bytes) -> object:
