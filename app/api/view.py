@@ -30,7 +30,12 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
 from app.api.context import Context
-from app.api.live.transport import CONNECTION_INIT_WAIT, LiveContext, RecallTransportWS
+from app.api.live.transport import (
+    CONNECTION_INIT_WAIT,
+    LiveContext,
+    RecallTransportWS,
+    RecallWebSocketAdapter,
+)
 from app.api.schema import schema
 from app.data.readers import reader_for_token
 from app.db import Pools
@@ -75,6 +80,7 @@ def _error_body(message: str, code: str) -> dict[str, Any]:
 
 class RecallGraphQL(GraphQL[Context, None]):
     graphql_transport_ws_handler_class = RecallTransportWS
+    websocket_adapter_class = RecallWebSocketAdapter
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(

@@ -120,9 +120,11 @@ async def live_position(db: Session, workspace_id: int) -> str:
     return encode_event(workspace_id, await live_events.head(db, workspace_id))
 
 
-async def _start_position(db: Session, workspace_id: int, after: str | None) -> int:
+async def _start_position(
+    db: Session, workspace_id: int, after: str | None, max_backlog: int
+) -> int:
     """Where the subscription starts: the log's head, or `after` if the log still holds
-    everything after it."""
+    everything after it and it is no further behind the head than a subscriber may fall."""
     bounds = await live_events.bounds(db, workspace_id)
     if after is None:
         return bounds.head
@@ -133,6 +135,13 @@ async def _start_position(db: Session, workspace_id: int, after: str | None) -> 
         raise InvalidCursor(
             "after: that event is older than the live log keeps; search again and subscribe"
             " without `after`"
+        )
+    if bounds.head - position > max_backlog:
+        # Started, it would be closed as too slow (4008) at once, and a client resuming
+        # after that close would be closed again, for ever.
+        raise InvalidCursor(
+            f"after: that event is more than {max_backlog} events behind the live log; search"
+            " again and subscribe without `after`"
         )
     return position
 
@@ -185,7 +194,7 @@ async def updates(
     # The position first: whatever commits after it is read by the first round below, before
     # the subscription ever waits, so nothing between the two is missed.
     async with env.hub.database_turn(), env.session() as db:
-        position = await _start_position(db, workspace_id, after)
+        position = await _start_position(db, workspace_id, after, env.max_backlog)
     token_key = hash_token(token)
     target_key = _target_key(target)
     async with env.hub.subscribe(workspace_id, token_key, position, _interest(target)) as waiter:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import asyncpg
@@ -138,6 +139,75 @@ async def test_a_subscriber_too_far_behind_is_closed_with_4008(
         await c.apply(*(post(f"z{i}", "general", "bob", f"zebra {i}") for i in range(5)))
         await asyncio.wait_for(live.ws.wait_closed(), 10)
         assert live.close_code == 4008
+
+
+async def test_resuming_further_behind_than_a_subscriber_may_fall_is_an_invalid_cursor(
+    dsn: str, db: asyncpg.Connection, issue_token: Any
+) -> None:
+    """Started, it would be closed as too slow (4008) at once, and a client that resumes after
+    a 4008 (graphql-ws, the tab) would be closed again for ever: it is told to search again."""
+    await load_personas(db)
+    alice = await issue_token("member", "acme", "alice")
+    token = await issue_connector_token(db, "acme")
+    async with (
+        live_server(dsn, RECALL_LIVE_MAX_BACKLOG=3) as base,
+        connector(base, token) as c,
+    ):
+        async with live_connection(base, alice) as live:
+            sub = await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+            await c.apply(post("z0", "general", "bob", "zebra zero"))
+            seen = (await sub.next())["event"]
+        await c.apply(*(post(f"z{i}", "general", "bob", f"zebra {i}") for i in range(1, 5)))
+        async with live_connection(base, alice) as live:
+            resumed = await live.subscribe(
+                SEARCH_UPDATES, {"query": "zebra", "after": seen}, listening=False
+            )
+            assert await resumed.error_codes() == ["INVALID_CURSOR"]
+            # The connection is not closed: a new subscription without `after` starts.
+            fresh = await live.subscribe(SEARCH_UPDATES, {"query": "zebra"})
+            await c.apply(post("z9", "general", "bob", "zebra nine"))
+            assert (await fresh.next())["edge"]["node"]["key"] == "z9"
+            assert live.close_code is None
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        (SCOPE_MESSAGES, {"scopeId": "garbage!!"}),  # an ID the scalar refuses
+        (SCOPE_MESSAGES, {}),  # a required variable missing
+        (SEARCH_UPDATES, {"query": 12}),  # a variable of the wrong type
+    ],
+    ids=["malformed-id", "missing", "wrong-type"],
+)
+async def test_a_variable_the_schema_refuses_is_bad_user_input(
+    acme: Acme, query: str, variables: dict[str, Any]
+) -> None:
+    """As over HTTP: the client sent something malformed, never INTERNAL_SERVER_ERROR."""
+    async with live_connection(acme.base, acme.tokens["alice"]) as live:
+        sub = await live.subscribe(query, variables, listening=False)
+        message = await sub.message()
+        assert message["type"] == "error", message
+        assert [e["extensions"]["code"] for e in message["payload"]] == ["BAD_USER_INPUT"]
+        assert "Internal server error" not in json.dumps(message)
+
+
+async def test_an_operator_value_a_search_refuses_is_refused_at_once(acme: Acme) -> None:
+    """messageSearchUpdates reads its operators when it starts, as messageSearch does, not at
+    the first post that wakes it."""
+    async with live_connection(acme.base, acme.tokens["alice"]) as live:
+        for query in ("zebra since:notadate", "zebra on:2026-13-45"):
+            sub = await live.subscribe(SEARCH_UPDATES, {"query": query}, listening=False)
+            assert await sub.error_codes(seconds=5) == ["BAD_USER_INPUT"], query
+
+
+@pytest.mark.parametrize("frame", ["[]", '"connection_init"', "{not json", "[" * 100_000])
+async def test_a_frame_that_is_not_a_json_object_closes_the_socket_with_4400(
+    acme: Acme, frame: str
+) -> None:
+    async with live_connection(acme.base, acme.tokens["alice"]) as live:
+        await live.ws.send(frame)
+        await asyncio.wait_for(live.ws.wait_closed(), 10)
+        assert live.close_code == 4400
 
 
 async def test_scope_messages_sends_one_readable_conversation(acme: Acme) -> None:

@@ -17,6 +17,7 @@ from app.message_search.search import (
     MessageHit,
     MessageSearchRequest,
     bind_search,
+    candidate_query,
     hit_of,
 )
 from app.request.ids import decode_id, expect_id
@@ -50,6 +51,11 @@ async def search_updates(
         reader, MessageSearchRequest(query, scope, author, 1, None, time_zone=time_zone)
     )
     ensure_read_ready(reader.search_ready)
+    # The operators read now, as messageSearch reads them (a since: that is no date is
+    # BAD_USER_INPUT at once, not at the first post that wakes it); each wake-up reads them
+    # again for the reader as it is then.
+    async with ctx.session() as db:
+        await candidate_query(db, reader, bound)
     async for update in _stopping_when_too_slow(
         ctx,
         updates(ctx.env(), ctx.token, reader, SearchTarget(bound), after, on_batch=ctx.resolving),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +28,9 @@ from datetime import timedelta
 from typing import Any, cast
 
 from graphql import GraphQLError
+from starlette.websockets import WebSocketDisconnect, WebSocketState
+from strawberry.asgi import ASGIWebSocketAdapter
+from strawberry.http.exceptions import NonJsonMessageReceived, NonTextMessageReceived
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
 )
@@ -34,6 +38,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
     ConnectionInitMessage,
     Message,
 )
+from strawberry.types.execution import PreExecutionError
 
 from app.data.readers import Reader, reader_for_token
 from app.data.session import Session
@@ -164,15 +169,20 @@ async def _with_codes(source: Any) -> AsyncGenerator[Any, None]:
     async with contextlib.aclosing(source):
         async for result in source:
             if getattr(result, "errors", None):
-                result.errors = [_coded(e) for e in result.errors]
+                # Nothing executed (syntax, validation, variables): the client sent something
+                # malformed, as the HTTP view reads a request error.
+                request_error = isinstance(result, PreExecutionError)
+                result.errors = [_coded(e, request_error) for e in result.errors]
             yield result
 
 
-def _coded(error: GraphQLError) -> GraphQLError:
+def _coded(error: GraphQLError, request_error: bool = False) -> GraphQLError:
     original = error.original_error
     if isinstance(original, RecallError):
         message, code, extra = original.message, original.code, original.extensions
-    elif original is None:
+    elif original is None or request_error:
+        # A variable's value a scalar refused carries that scalar's error ("malformed id"):
+        # BAD_USER_INPUT with graphql-core's message, as over HTTP.
         message, code, extra = error.message, "BAD_USER_INPUT", {}
     else:
         _log.error("live: unexpected error", exc_info=original)
@@ -185,6 +195,31 @@ def _coded(error: GraphQLError) -> GraphQLError:
     )
 
 
+class RecallWebSocketAdapter(ASGIWebSocketAdapter):
+    """strawberry's WebSocket adapter, each frame read by json.loads. The view's decode_json
+    answers HTTP requests (anything but an object is an HTTPException, 400), which the
+    WebSocket loop does not catch: a frame of invalid JSON or `[]` dropped the socket with no
+    close frame. Here invalid JSON closes 4400 as strawberry intends, and a frame that is not
+    an object reaches RecallTransportWS.handle_message, which closes it 4400 too. The loop is
+    strawberry's own (0.341.2, pinned)."""
+
+    async def iter_json(
+        self, *, ignore_parsing_errors: bool = False
+    ) -> AsyncGenerator[object, None]:
+        ws = self.ws
+        try:
+            while ws.application_state != WebSocketState.DISCONNECTED:
+                try:
+                    yield json.loads(await ws.receive_text())
+                except (json.JSONDecodeError, RecursionError) as e:
+                    if not ignore_parsing_errors:
+                        raise NonJsonMessageReceived from e
+        except KeyError as e:  # a binary frame
+            raise NonTextMessageReceived from e
+        except WebSocketDisconnect:
+            pass
+
+
 class RecallTransportWS(BaseGraphQLTransportWSHandler[Any, None]):
     """strawberry's graphql-transport-ws handler with Recall's authentication (4401), error
     codes and send timeout (4008)."""
@@ -194,6 +229,15 @@ class RecallTransportWS(BaseGraphQLTransportWSHandler[Any, None]):
         if isinstance(self.context, LiveContext):
             self.context.handler = self
         self._closed = False
+
+    async def handle_message(self, message: Message) -> None:
+        # A frame of JSON that is not an object (`[]`, `"x"`) failed strawberry's lookup of its
+        # type with a TypeError: the socket dropped with no close frame. It is a message the
+        # protocol cannot parse, closed 4400 like any other.
+        if not isinstance(message, dict):
+            await self.handle_invalid_message("WebSocket message must be a JSON object")
+            return
+        await super().handle_message(message)
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
         context = self.context
