@@ -30,6 +30,7 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
 from app.api.context import Context
+from app.api.error_codes import shown
 from app.api.live.transport import (
     CONNECTION_INIT_WAIT,
     LiveContext,
@@ -249,21 +250,15 @@ def _code(error: GraphQLError) -> str | None:
 
 def _format_error(error: GraphQLError, request_error: bool) -> dict[str, Any]:
     formatted: dict[str, Any] = dict(error.formatted)
-    original = error.original_error
-    extra: dict[str, Any] = {}
-    if isinstance(original, RecallError):
-        formatted["message"] = original.message
-        code = original.code
-        extra = original.extensions
-    elif request_error or original is None:
-        # Syntax, validation and variable coercion: the client sent something malformed.
-        code = "BAD_USER_INPUT"
-    else:
-        formatted["message"] = "Internal server error"
-        code = "INTERNAL_SERVER_ERROR"
+    seen = shown(error, request_error)
+    formatted["message"] = seen.message
     # One line without the document (a traceback, redacted, when unexpected).
-    log_graphql_error(error, code, request_error=request_error)
-    formatted["extensions"] = {**(formatted.get("extensions") or {}), **extra, "code": code}
+    log_graphql_error(error, seen.code, request_error=request_error)
+    formatted["extensions"] = {
+        **(formatted.get("extensions") or {}),
+        **seen.extensions,
+        "code": seen.code,
+    }
     return formatted
 
 

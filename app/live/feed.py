@@ -19,7 +19,7 @@ thousand subscribers cost three thousand statements per commit, and a thousand w
 
 What is shared lives for one wake-up only, like a request's loaders: a new read of the log
 forgets it. Nothing decided for one reader is ever handed to another: a key always includes the
-token (the reader) it was decided for.
+reader it was decided for (its token, for a token read).
 """
 
 from __future__ import annotations

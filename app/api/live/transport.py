@@ -40,6 +40,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
 )
 from strawberry.types.execution import PreExecutionError
 
+from app.api.error_codes import shown
 from app.data.readers import Reader, reader_for_token
 from app.data.session import Session
 from app.db import Pools
@@ -176,22 +177,15 @@ async def _with_codes(source: Any) -> AsyncGenerator[Any, None]:
             yield result
 
 
-def _coded(error: GraphQLError, request_error: bool = False) -> GraphQLError:
-    original = error.original_error
-    if isinstance(original, RecallError):
-        message, code, extra = original.message, original.code, original.extensions
-    elif original is None or request_error:
-        # A variable's value a scalar refused carries that scalar's error ("malformed id"):
-        # BAD_USER_INPUT with graphql-core's message, as over HTTP.
-        message, code, extra = error.message, "BAD_USER_INPUT", {}
-    else:
-        _log.error("live: unexpected error", exc_info=original)
-        message, code, extra = "Internal server error", "INTERNAL_SERVER_ERROR", {}
+def _coded(error: GraphQLError, request_error: bool) -> GraphQLError:
+    seen = shown(error, request_error)
+    if seen.unexpected:
+        _log.error("live: unexpected error", exc_info=error.original_error)
     return GraphQLError(
-        message,
+        seen.message,
         nodes=error.nodes,
         path=error.path,
-        extensions={**(error.extensions or {}), **extra, "code": code},
+        extensions={**(error.extensions or {}), **seen.extensions, "code": seen.code},
     )
 
 
