@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 import strawberry
 
 from app import access
 from app.api.changes.resolvers import resolve_apply_changes
-from app.api.changes.types import ApplyChangesResult, ChangeInput
+from app.api.changes.types import ApplyChangesResult, ChangeInput, ChangeObject
 from app.api.context import Info
 from app.api.policies import guarded
 
@@ -29,4 +29,6 @@ class ChangesMutation:
             strawberry.argument(description="The changes, applied in this order; at most 1,000."),
         ],
     ) -> ApplyChangesResult:
-        return ApplyChangesResult.of(await resolve_apply_changes(info, changes))
+        # ChangeInput builds ChangeObjects (its from_input hook, app.api.changes.types).
+        objects = cast(list[ChangeObject], changes)
+        return ApplyChangesResult.of(await resolve_apply_changes(info, objects))

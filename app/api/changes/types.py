@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 import strawberry
 
@@ -178,6 +180,34 @@ class ChangeInput:
         description="Revoke every live or pending identity link of that person "
         "(docs/identity.md); what a link opened is closed from the next request on.",
     )
+
+
+# A change as `recall apply` reads it from a line of NDJSON: {"postMessage": {...}}.
+ChangeObject = dict[str, Any]
+
+
+def _change_object(_cls: type, value: Mapping[str, Any], _context: Any) -> ChangeObject:
+    """A ChangeInput as the change object app.changes.model checks, straight from the value
+    graphql-core coerced (already validated against the schema, keyed by GraphQL names, which
+    are the change file's). Strawberry would first build an instance of each input class,
+    which the resolver then took apart again: 72 us a change, 3.6 ms of a 50-post request,
+    where this takes 4 us (docs/performance.md). A null is an absent field, as in a file."""
+    return {
+        kind: {
+            field: {k: v for k, v in given.items() if v is not None}
+            if isinstance(given, Mapping)
+            else given
+            for field, given in payload.items()
+            if given is not None
+        }
+        for kind, payload in value.items()
+        if payload is not None
+    }
+
+
+# Strawberry's documented hook for a type that builds its own value from the input
+# (StrawberryObjectDefinition.from_input): the resolver gets ChangeObjects, not ChangeInputs.
+ChangeInput.__strawberry_definition__.from_input = _change_object  # type: ignore[attr-defined]
 
 
 @strawberry.type(description="What a batch of changes did.")
