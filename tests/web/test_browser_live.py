@@ -35,6 +35,10 @@ pytestmark = pytest.mark.browser
 
 RESULTS = "[data-message-id]"
 SEARCH = "input[type=search]"
+# Polled predicates are functions: Playwright evaluates a function's source once, but an
+# expression on every poll, and the tab's CSP (no 'unsafe-eval') refuses that after the first.
+SCROLLED_BELOW = "y => window.scrollY > y"
+SCROLLED_ABOVE = "y => window.scrollY < y"
 
 
 @dataclass
@@ -151,7 +155,7 @@ async def test_new_hits_wait_in_n_new_while_the_viewer_has_scrolled_down(
         await _search(tab, site, "alice", "wombat")
         await expect(tab.locator(RESULTS)).to_have_count(20)
         await tab.evaluate("window.scrollTo(0, 700)")
-        await tab.wait_for_function("window.scrollY > 600")
+        await tab.wait_for_function(SCROLLED_BELOW, arg=600)
 
         await site.apply(
             post("w-new1", "general", "bob", "wombat news one"),
@@ -169,7 +173,7 @@ async def test_new_hits_wait_in_n_new_while_the_viewer_has_scrolled_down(
         await expect(tab.locator(f"{RESULTS} .body").nth(0)).to_have_text("wombat news two")
         await expect(tab.locator(f"{RESULTS} .body").nth(1)).to_have_text("wombat news one")
         await expect(tab.locator(RESULTS).first.locator("mark")).to_have_text("wombat")
-        await tab.wait_for_function("window.scrollY < 100")
+        await tab.wait_for_function(SCROLLED_ABOVE, arg=100)
 
         # Back at the top, a new hit comes straight in.
         await site.apply(post("w-new3", "general", "bob", "wombat news three"))
