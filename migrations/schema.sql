@@ -12,6 +12,31 @@ CREATE FUNCTION public.recall_bigrams(run text) RETURNS text
     end
 $$;
 
+CREATE FUNCTION public.recall_block_changed_document() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+    if tg_op in ('UPDATE', 'DELETE') then
+        perform recall_summarize_search_block(old.workspace_id, old.global_seq / 16);
+    end if;
+    if tg_op = 'UPDATE' and new.global_seq / 16 <> old.global_seq / 16 then
+        perform recall_summarize_search_block(new.workspace_id, new.global_seq / 16);
+    end if;
+    return null;
+end
+$$;
+
+CREATE FUNCTION public.recall_block_inserted_document() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+    insert into search_blocks as s (workspace_id, block, tsv)
+    values (new.workspace_id, new.global_seq / 16, strip(new.tsv))
+    on conflict (workspace_id, block) do update set tsv = s.tsv || excluded.tsv;
+    return null;
+end
+$$;
+
 CREATE FUNCTION public.recall_cjk_runs(p text) RETURNS SETOF text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -99,6 +124,13 @@ begin
     end if;
     return v;
 end
+$$;
+
+CREATE FUNCTION public.recall_every_lexeme(q tsquery) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    select string_agg(m[1], ' & ')::tsquery
+    from regexp_matches(q::text, '(''(?:[^'']|'''')*'')', 'g') as m
 $$;
 
 CREATE FUNCTION public.recall_forget_lineage(p_workspace bigint, p_messages bigint[]) RETURNS void
@@ -353,6 +385,22 @@ begin
 end
 $$;
 
+CREATE FUNCTION public.recall_summarize_search_block(workspace bigint, b bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+    insert into search_blocks as s (workspace_id, block, tsv)
+    select d.workspace_id, b, recall_tsvector_union(strip(d.tsv))
+    from search_documents d
+    where d.workspace_id = workspace and d.global_seq >= b * 16 and d.global_seq < (b + 1) * 16
+    group by d.workspace_id
+    on conflict (workspace_id, block) do update set tsv = excluded.tsv;
+    if not found then
+        delete from search_blocks s where s.workspace_id = workspace and s.block = b;
+    end if;
+end
+$$;
+
 CREATE FUNCTION public.recall_term_tsquery(term text) RETURNS tsquery
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -424,6 +472,12 @@ begin
     return null;
 end
 $$;
+
+CREATE AGGREGATE public.recall_tsvector_union(tsvector) (
+    SFUNC = tsvector_concat,
+    STYPE = tsvector,
+    INITCOND = ''
+);
 
 CREATE SEQUENCE public.recall_ids
     START WITH 1
@@ -622,6 +676,12 @@ CREATE TABLE public.search_audit (
     CONSTRAINT search_audit_surface_check CHECK ((surface = ANY (ARRAY['message_search'::text, 'history_search'::text])))
 );
 
+CREATE TABLE public.search_blocks (
+    workspace_id bigint NOT NULL,
+    block bigint NOT NULL,
+    tsv tsvector NOT NULL
+);
+
 CREATE TABLE public.search_corpus_stats (
     workspace_id bigint NOT NULL,
     documents bigint NOT NULL,
@@ -804,6 +864,9 @@ ALTER TABLE ONLY public.scopes
 ALTER TABLE ONLY public.search_audit
     ADD CONSTRAINT search_audit_pkey PRIMARY KEY (workspace_id, id);
 
+ALTER TABLE ONLY public.search_blocks
+    ADD CONSTRAINT search_blocks_pkey PRIMARY KEY (workspace_id, block);
+
 ALTER TABLE ONLY public.search_corpus_stats
     ADD CONSTRAINT search_corpus_stats_pkey PRIMARY KEY (workspace_id);
 
@@ -918,6 +981,12 @@ CREATE TRIGGER messages_audience_change_forgets_lineage AFTER UPDATE OF audience
 CREATE TRIGGER messages_index_body_update AFTER UPDATE OF body ON public.messages FOR EACH ROW WHEN (((old.body IS DISTINCT FROM new.body) AND (NOT new.deleted))) EXECUTE FUNCTION public.recall_index_updated_message();
 
 CREATE TRIGGER messages_index_insert AFTER INSERT ON public.messages FOR EACH ROW WHEN ((current_setting('recall.bulk_import'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.recall_index_inserted_message();
+
+CREATE TRIGGER search_documents_block_delete AFTER DELETE ON public.search_documents FOR EACH ROW WHEN ((current_setting('recall.bulk_import'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.recall_block_changed_document();
+
+CREATE TRIGGER search_documents_block_insert AFTER INSERT ON public.search_documents FOR EACH ROW WHEN ((current_setting('recall.bulk_import'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.recall_block_inserted_document();
+
+CREATE TRIGGER search_documents_block_update AFTER UPDATE OF tsv, global_seq ON public.search_documents FOR EACH ROW WHEN (((current_setting('recall.bulk_import'::text, true) IS DISTINCT FROM 'on'::text) AND ((old.tsv IS DISTINCT FROM new.tsv) OR (old.global_seq IS DISTINCT FROM new.global_seq)))) EXECUTE FUNCTION public.recall_block_changed_document();
 
 CREATE TRIGGER search_documents_count_delete AFTER DELETE ON public.search_documents FOR EACH ROW WHEN (((current_setting('recall.bulk_import'::text, true) IS DISTINCT FROM 'on'::text) AND (current_setting('recall.term_stats'::text, true) IS DISTINCT FROM 'deferred'::text))) EXECUTE FUNCTION public.recall_count_deleted_document();
 
@@ -1037,6 +1106,9 @@ ALTER TABLE ONLY public.search_audit
 
 ALTER TABLE ONLY public.search_audit
     ADD CONSTRAINT search_audit_workspace_id_turn_id_fkey FOREIGN KEY (workspace_id, turn_id) REFERENCES public.turns(workspace_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.search_blocks
+    ADD CONSTRAINT search_blocks_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.search_corpus_stats
     ADD CONSTRAINT search_corpus_stats_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;

@@ -144,13 +144,19 @@ async def index_is_valid(db: Executor) -> bool:
 
 
 async def triggers_enabled(db: Executor) -> bool:
-    """Both indexing triggers exist on messages and are not disabled ('D')."""
+    """The triggers that keep search current exist and are not disabled ('D'): both indexing
+    triggers on messages, and the three that keep the block summaries on search_documents
+    (migrations/036: without them a search of several words misses what was written since)."""
     enabled: int = await db.fetchval(
         """
         select count(*) from pg_trigger
-        where tgrelid = 'messages'::regclass
-          and tgname in ('messages_index_insert', 'messages_index_body_update')
-          and tgenabled <> 'D'
+        where tgenabled <> 'D'
+          and ((tgrelid = 'messages'::regclass
+                and tgname in ('messages_index_insert', 'messages_index_body_update'))
+               or (tgrelid = 'search_documents'::regclass
+                   and tgname in ('search_documents_block_insert',
+                                  'search_documents_block_update',
+                                  'search_documents_block_delete')))
         """
     )
-    return enabled == 2
+    return enabled == 5

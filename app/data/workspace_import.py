@@ -12,7 +12,7 @@ from typing import Any
 
 import asyncpg
 
-from app.data import bulk_load, term_stats
+from app.data import bulk_load, search_blocks, term_stats
 
 # The columns each table is COPYed with.
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -41,8 +41,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 # of all of them are checked at the end when defer_row_checks turned the per-row checks off.
 WRITTEN_TABLES = (
     "namespaces", "actors", "audiences", "scopes", "scope_members", "memories", "messages",
-    "search_documents", "search_term_stats", "search_corpus_stats", "message_sources",
-    "message_memory_sources",
+    "search_documents", "search_term_stats", "search_corpus_stats", "search_blocks",
+    "message_sources", "message_memory_sources",
 )  # fmt: skip
 
 
@@ -145,6 +145,7 @@ async def index_workspace(
             await conn.execute(insert, workspace_id)
     # The rows the per-document triggers of migrations/017 would have added up to.
     await term_stats.count_workspace(conn, workspace_id, local=not citus)
+    await search_blocks.summarize_workspace(conn, workspace_id)
 
 
 # --- the document vectors on a second connection ------------------------------------------
@@ -253,3 +254,4 @@ async def copy_documents(
     finally:
         await conn.reset_type_codec("tsvector", schema="pg_catalog")
     await term_stats.count_workspace(conn, workspace_id, local=not citus)
+    await search_blocks.summarize_workspace(conn, workspace_id)

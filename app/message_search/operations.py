@@ -102,7 +102,10 @@ async def _finalize(conn: Executor, ws_id: int, key: str, log: TextIO) -> None:
     if not await index_is_valid(conn):
         raise UsageError("the GIN index search_documents_tsv is missing or invalid")
     if not await triggers_enabled(conn):
-        raise UsageError("the search_documents triggers on messages are missing or disabled")
+        raise UsageError(
+            "the search triggers (on messages, and the block summaries' on search_documents)"
+            " are missing or disabled"
+        )
     await set_flags(conn, ws_id, finalized=True)
     print(f"[{key}] finalize: done", file=log, flush=True)
 

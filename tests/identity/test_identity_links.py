@@ -616,7 +616,9 @@ async def test_links_made_before_approval_existed_stay_live(empty_dsn: str, tmp_
     from tests.test_migrate import _SOURCE_TREE_MIGRATIONS
 
     every = sorted(_SOURCE_TREE_MIGRATIONS.glob("[0-9]*.sql"))
-    before = [p for p in every if p.name < "032"]
+    # Today's importer writes the data; it needs the block summaries too (036, which no
+    # migration between depends on).
+    before = [p for p in every if p.name < "032" or p.name.startswith("036_")]
     for path in before:
         shutil.copy(path, tmp_path / path.name)
     conn = await connect(empty_dsn)
@@ -636,7 +638,7 @@ async def test_links_made_before_approval_existed_stay_live(empty_dsn: str, tmp_
             " join identity_link_codes c on c.workspace_id = a.workspace_id"
             " where a.key = 'alice'"
         )
-        assert [p.name for p in every if p.name >= "032"] == await migrate(conn)
+        assert [p.name for p in every if p not in before] == await migrate(conn)
         row = one(await conn.fetchrow("select verified_at, approved_at from identity_links"))
         assert row["approved_at"] == row["verified_at"]
     finally:

@@ -1,6 +1,7 @@
-"""How much a page reads, on real plans: a query of several lexemes whose matches are all older
-than the newest WALK documents reads those and then its matches through the text index, not
-the rest of the workspace in recency order (app.data.message_search.scan.rest_scan); and the
+"""How much a page reads, on real plans: a query of several lexemes reads only the documents of
+the newest blocks that hold all its words (app.data.search_blocks); one whose matches are all
+older than the newest WALK documents then reads its matches through the text index, not the
+rest of the workspace in recency order (app.data.message_search.scan.rest_scan); and the
 statement planned once (a generic plan, as the app runs it) takes the path the term statistics
 choose: a rare word's matches through the text index, a common word's newest documents through
 the recency index (app.data.message_search.words)."""
@@ -19,6 +20,7 @@ from app.data.audit import SearchAudit
 from app.data.message_search.inputs import CandidateQuery
 from app.data.message_search.scan import WALK
 from app.data.message_search.statement import search_page
+from app.data.search_blocks import BLOCK
 from app.data.session import Session
 from app.db import GENERIC_PLANNER_SETTINGS, create_pool
 from app.workspace_import.importer import import_fixture
@@ -88,8 +90,10 @@ async def test_a_page_found_among_the_newest_documents_reads_no_further(
     )
     assert page.cut
     read = await _read(db, sql, args)
-    # The walk's WALK documents, and the walked matches again (not the older ones).
-    assert read <= WALK + 2 * fresh, f"{read} documents read"
+    # The walk's blocks that hold both words, each message of BLOCK with a match alone in
+    # its block: their documents, and the walked matches again (not the older ones). Without
+    # the blocks, the walk read all of the newest WALK documents.
+    assert read <= BLOCK * walked + 2 * fresh, f"{read} documents read"
 
 
 @pytest.mark.skipif(CITUS is not None, reason="a Citus coordinator plans every call")
@@ -111,6 +115,8 @@ async def test_planned_once_the_page_takes_the_path_the_term_statistics_choose(
         ("zephyr", [f"old-{i}" for i in reversed(range(RARE))], 2 * RARE),
         # the newest page and its probe (2 x 20 + 1), through the recency index
         ("alpha", [f"new-{i}" for i in reversed(range(NEWER - 20, NEWER))], 4 * 41),
+        # two common words: the newest blocks that hold both, and their documents
+        ("alpha filler", [f"new-{i}" for i in reversed(range(NEWER - 20, NEWER))], 4 * 41),
         # a rare word beside a common one: through the text index, not the newest WALK first
         ("zephyr alpha", [f"old-{i}" for i in reversed(range(RARE))], 2 * RARE),
     ]:

@@ -119,6 +119,11 @@ async def test_finalize_verifies_the_index_and_triggers(db: asyncpg.Connection, 
     with pytest.raises(UsageError, match="triggers"):
         await _run(db, "finalize")
     await db.execute("alter table messages enable trigger messages_index_insert")
+    # The block summaries' too: without them several words miss what is written after.
+    await db.execute("alter table search_documents disable trigger search_documents_block_insert")
+    with pytest.raises(UsageError, match="triggers"):
+        await _run(db, "finalize")
+    await db.execute("alter table search_documents enable trigger search_documents_block_insert")
     await db.execute("drop index search_documents_tsv")
     with pytest.raises(UsageError, match="search_documents_tsv"):
         await _run(db, "finalize")

@@ -8,7 +8,8 @@ candidates are those of one scan of `budget` in search order.
 The statement is planned once per connection, so every access path is fixed by the SQL's
 shape, never by the planner's estimates: a walk of the recency index, or every match fetched
 through the text index and sorted, chosen by the term statistics (app.data.message_search.words)
-in SQL, or (several lexemes, none of them rare) the newest WALK documents first.
+in SQL, or (several lexemes, none of them rare) the newest WALK documents first, read by the
+blocks that hold every lexeme (app.data.search_blocks).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from collections.abc import Sequence
 from app.data.message_search.inputs import After
 from app.data.message_search.words import Words
 from app.data.params import Params
+from app.data.search_blocks import BLOCK
 
 ORDER = "d.global_seq desc, d.scope_id, d.seq desc, d.message_id"
 _DOCUMENT_COLUMNS = "d.message_id, d.global_seq, d.scope_id, d.seq, d.author_id, d.created_at"
 
-# Documents read newest first before a query of several lexemes falls back to the text index.
+# Documents read newest first before a query of several lexemes falls back to the text index
+# (WALK / BLOCK blocks of them, of which only those holding every lexeme are read).
 WALK = 10_000
 
 
@@ -47,11 +50,12 @@ def after_sql(g: str, s: str | None, q: str | None, m: str | None) -> str:
     )
 
 
-def _after_condition(after: After, p: Params) -> str:
+def _after_condition(after: After, p: Params) -> tuple[str, str]:
+    """The condition, and the position's global_seq as bound."""
     g = p.add(after.global_seq)
     if after.scope_id is None:
-        return after_sql(g, None, None, None)
-    return after_sql(g, p.add(after.scope_id), p.add(after.seq), p.add(after.message_id))
+        return after_sql(g, None, None, None), g
+    return after_sql(g, p.add(after.scope_id), p.add(after.seq), p.add(after.message_id)), g
 
 
 def _where(*conditions: str | None) -> str:
@@ -81,15 +85,42 @@ def _every_match(
 
 
 def _newest(
-    w: Words, filters: list[str], after: str | None, limit: str, walk: str, gate: str
+    w: Words,
+    filters: list[str],
+    after: str | None,
+    after_global_seq: str | None,
+    limit: str,
+    blocks: str,
+    gate: str,
 ) -> str:
-    """Matches among the newest `walk` documents after the position only, read through the
-    recency index whatever their words."""
-    inner = _where("d.workspace_id = $1", after, gate)
+    """Matches among the newest `blocks` blocks of documents (migrations/036) at or before the
+    position, newest first: the blocks come through their own key, and only those that hold
+    every lexeme of the query have their documents read (through the recency index, a block's
+    range) and tested. A block without one of them holds no match, so the matches are those
+    of a walk of the blocks' documents. The blocks come in order and each block's documents
+    after them, so the sort is per block (the planner's incremental sort) and stops at
+    `limit`. OFFSET 0 keeps a block's documents a subquery of their own, run for each block
+    that holds the words: a range of the recency index, whatever the planner estimates (on a
+    small table it would rather read every document once and join them to the blocks)."""
+    window = _where(
+        "b.workspace_id = $1",
+        f"b.block <= {after_global_seq}::bigint / {BLOCK}" if after_global_seq else None,
+        gate,
+    )
+    documents = _where(
+        "d.workspace_id = $1",
+        f"d.global_seq >= b.block * {BLOCK} and d.global_seq < (b.block + 1) * {BLOCK}",
+        after,
+        w.walked,
+        *filters,
+    )
     return (
-        f"select {_DOCUMENT_COLUMNS} from (select d.* from search_documents d"
-        f" where {inner} order by {ORDER} limit {walk}) d"
-        f" where {_where(w.indexed, *filters)} order by {ORDER} limit {limit}"
+        f"select {_DOCUMENT_COLUMNS} from (select b.block, b.tsv from search_blocks b"
+        f" where {window} order by b.block desc limit {blocks}) b"
+        f" cross join lateral (select {_DOCUMENT_COLUMNS} from search_documents d"
+        f" where {documents} offset 0) d"
+        f" where ts_match_vq(b.tsv, (select every from terms))"
+        f" order by b.block desc, {ORDER} limit {limit}"
     )
 
 
@@ -116,13 +147,14 @@ def probe_scan(
     query of several lexemes looks for them among the newest WALK documents only, unless its
     rarest lexeme is rare enough to fetch every match (`w.gin(limit)`, which the probe's
     decision reads too)."""
-    position = _after_condition(after, p) if after is not None else None
+    position, g = _after_condition(after, p) if after is not None else (None, None)
     if several:
         # Unless the rarest of its lexemes is rare enough to fetch all its matches (a rare
         # identifier beside a common word).
         gin = w.gin(limit)
+        blocks = p.add(max(1, WALK // BLOCK))
         return (
-            f"({_newest(w, filters, position, limit, p.add(WALK), f'not {gin}')})"
+            f"({_newest(w, filters, position, g, limit, blocks, f'not {gin}')})"
             f" union all ({_every_match(w, filters, position, limit, gin)})"
         )
     return _either(w, filters, position, limit)

@@ -35,7 +35,7 @@ def statement(
     """The page statement's text; its values are bound to `p` (which starts with the
     destination's $1-$4) in the order the fragments are built."""
     several = several_lexemes(q.include)
-    w = words(q.include, q.exclude, p)
+    w = words(q.include, q.exclude, p, several=several)
     filters = filters_of(q, p)
     b = bind_page(p, after, first, budget)
     probe = probe_scan(p, w, filters, after, b.probe, several=several)

@@ -34,8 +34,10 @@ WALK_COST_RATIO = 8
 class Words:
     """The words' CTE and their conditions on a search document `d`."""
 
-    # CTE `terms`: the query's tsquery (`q`), its excluded words' (`excluded`), the documents
-    # of its rarest lexeme (`rarest`) and of the workspace (`documents`).
+    # CTE `terms`: the query's tsquery (`q`), its excluded words' (`excluded`), the AND of
+    # every lexeme of its included words (`every`: what a block of documents holding a match
+    # holds, migrations/036; with `several` only), the documents of its rarest lexeme
+    # (`rarest`) and of the workspace (`documents`).
     cte: str
     # The condition the text index can serve (`@@`).
     indexed: str
@@ -53,13 +55,23 @@ class Words:
         )
 
 
-def words(include: Sequence[str], exclude: Sequence[str], p: Params) -> Words:
+def words(
+    include: Sequence[str], exclude: Sequence[str], p: Params, *, several: bool = False
+) -> Words:
     """The words of a query; with none included, the condition only removes documents that
-    contain an excluded word (a word that folds to nothing, a stop word, excludes nothing)."""
+    contain an excluded word (a word that folds to nothing, a stop word, excludes nothing).
+    `several`: the query is read by blocks too (app.data.message_search.scan), which need
+    `every`."""
     inc, exc = p.add(list(include), "text[]"), p.add(list(exclude), "text[]")
+    every = (
+        f"recall_every_lexeme(recall_search_tsquery({inc}, '{{}}', false))"
+        if several
+        else "null::tsquery"
+    )
     cte = f"""terms as materialized (
             select recall_search_tsquery({inc}, {exc}, false) as q,
                    recall_search_tsquery({exc}, '{{}}', true) as excluded,
+                   {every} as every,
                    coalesce((select min(coalesce(s.documents, 0))
                              from unnest(recall_query_lexemes({inc})) l(lexeme)
                              left join search_term_stats s
