@@ -264,17 +264,22 @@ async def import_file(dsn: str, path: Path) -> dict[str, Any]:
 
 
 async def serve(
-    dsn: str, port: int, workers: int = 1, log: Path | None = None
+    dsn: str, port: int, workers: int = 1, log: Path | None = None, tree: Path | None = None
 ) -> asyncio.subprocess.Process:
-    """`recall serve` on `port`, once /healthz answers; its log (stderr) to `log` if given."""
+    """`recall serve` on `port`, once /healthz answers; its log (stderr) to `log` if given.
+    `tree`: another checkout of Recall to serve (its own code, this environment's libraries)."""
     env = {
         **os.environ,
         "DATABASE_URL": dsn,
         "RECALL_EXPOSE_STATEMENT_COUNT": "1",
         "RECALL_POOL_MAX": "10",
     }
+    command = [RECALL]
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+        command = [sys.executable, "-c", "from app.cli import main; main()"]
     proc = await asyncio.create_subprocess_exec(
-        RECALL,
+        *command,
         "serve",
         "--host",
         "127.0.0.1",
@@ -285,6 +290,7 @@ async def serve(
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=log.open("ab") if log is not None else subprocess.DEVNULL,
+        cwd=tree,
     )
     async with httpx.AsyncClient() as client:
         for _ in range(600):

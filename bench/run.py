@@ -464,7 +464,8 @@ async def _sizes(conn: asyncpg.Connection) -> dict[str, Any]:
                pg_total_relation_size('search_documents') as sidecar_total,
                pg_table_size('search_documents') as sidecar_table,
                pg_relation_size('search_documents_tsv') as sidecar_gin,
-               pg_relation_size('search_documents_recency') as sidecar_recency
+               pg_relation_size('search_documents_recency') as sidecar_recency,
+               pg_total_relation_size('search_blocks') as sidecar_blocks
         """
     )
     assert row is not None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
@@ -71,3 +73,34 @@ def test_scale_throughput_takes_the_best_level_within_the_p99() -> None:
     text = table({"args": {"p99": 250}, "levels_2_workers": levels, "best_2_workers": levels[1]})
     assert "| 2 | 16 | 90 | " in text
     assert "2 workers, throughput at p99 <= 250 ms: 75 req/s (4 clients)" in text
+
+
+async def test_interleaved_asks_both_trees_in_turn(
+    db: asyncpg.Connection, dsn: str, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """bench.interleaved against a generated workspace, with this checkout as both trees: every
+    case answered by both servers, with a ratio to the rare term for each messageSearch case."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from bench import interleaved
+
+    path = tmp_path / "bench.json"
+    generate_file(2_000, 1, path)
+    await import_fixture_file(db, path, io.StringIO())
+    parts = urlsplit(dsn)
+    monkeypatch.setenv("DATABASE_URL", urlunsplit(parts._replace(path="/postgres")))
+    args = argparse.Namespace(
+        reuse=parts.path.lstrip("/"),
+        before=Path(__file__).resolve().parents[1],
+        messages=2_000,
+        seed=1,
+        requests=3,
+    )
+    results = await interleaved.run(args)
+    assert "messageSearch two words" in results and "historySearch common" in results
+    for name, row in results.items():
+        assert set(row) == set(interleaved.TREES), name
+        for tree in interleaved.TREES:
+            assert row[tree]["p50"] > 0, (name, tree)
+            if name.startswith("messageSearch"):
+                assert row[tree]["to_rare"] > 0, (name, tree)
