@@ -3,6 +3,7 @@ builders in the NDJSON/GraphQL shape (docs/changes.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 APPLY = """
@@ -79,3 +80,35 @@ def every_kind_of_change() -> list[dict[str, Any]]:
         keyed("eraseMemberMessages", "sam1"),
         keyed("deactivateMember", "sam2"),
     ]  # fmt: skip
+
+
+# Bodies with what the document vector treats specially: identifiers (whole and in parts), CJK
+# pairs, a word repeated (and a word found nowhere else), and nothing to index at all.
+INDEXED_BODIES = [
+    "Set billing.retry_interval to 24h after ERR_PAYMENT_DECLINED",
+    "東京オフィスの会議は明日です",
+    "payment payment payment retries zanzibarquux",
+    "?!",
+]
+
+
+async def each_document_write(
+    connector: Connector, after: Callable[[str], Awaitable[None]]
+) -> None:
+    """Every live write of a search document, on the history personas (acme): posts of
+    INDEXED_BODIES (keys n0, n1, ...), edits (n0's identifier and n2's rare word edited away),
+    an edit to the same body, deletions (one a reply with provenance) and an erasure; `after`
+    is awaited with each step's name."""
+    await after("import")
+    await connector.apply(
+        *[post(f"n{i}", "random", "alice", body) for i, body in enumerate(INDEXED_BODIES)]
+    )
+    await after("posts")
+    await connector.apply(edit("n0", "Set billing.retry_interval to 48h"), edit("n2", "payment"))
+    await after("edits")
+    await connector.apply(edit("n1", INDEXED_BODIES[1]))  # the same body: no change
+    await after("an edit to the same body")
+    await connector.apply(delete("n0"), delete("r1"))
+    await after("deletes")
+    await connector.apply(keyed("eraseMemberMessages", "bob"))
+    await after("erasure")

@@ -10,21 +10,12 @@ from typing import Any
 import asyncpg
 
 from app.workspace_import.importer import import_fixture
-from tests.changes_support import Connector, delete, edit, keyed, post
+from tests.changes_support import INDEXED_BODIES, Connector, each_document_write
 from tests.client import GraphQLClient
 from tests.history_support import REPLY, bulk_channel, history_acme, search, start_turn
 from tests.personas import globex
 
 Stats = tuple[list[tuple[str, int]], tuple[int, int] | None]
-
-# Bodies with what the document vector treats specially: identifiers (whole and in parts), CJK
-# pairs, a word repeated, and nothing to index at all.
-_BODIES = [
-    "Set billing.retry_interval to 24h after ERR_PAYMENT_DECLINED",
-    "東京オフィスの会議は明日です",
-    "payment payment payment retries",
-    "?!",
-]
 
 
 async def _kept(db: asyncpg.Connection, workspace_id: int) -> Stats:
@@ -78,7 +69,7 @@ def _fixture() -> dict[str, Any]:
     fixture["messages"] += [
         {"key": f"stat{i}", "scope": "random", "author": "alice", "at": f"2026-03-04T09:0{i}:00Z",
          "body": body}
-        for i, body in enumerate(_BODIES)
+        for i, body in enumerate(INDEXED_BODIES)
     ]  # fmt: skip
     return fixture
 
@@ -124,19 +115,7 @@ async def test_live_posts_edits_deletes_and_replies_keep_the_statistics_exact(
         assert await _kept(db, acme) == await _counted(db, acme), step
         assert await _all_rows(db, other) == untouched, step
 
-    await exact("import")
-    await connector.apply(
-        *[post(f"n{i}", "random", "alice", body) for i, body in enumerate(_BODIES)]
-    )
-    await exact("posts")
-    await connector.apply(edit("n0", "Set billing.retry_interval to 48h"), edit("n2", "payment"))
-    await exact("edits")
-    await connector.apply(edit("n1", "東京オフィスの会議は明日です"))  # the same body: no change
-    await exact("an edit to the same body")
-    await connector.apply(delete("n0"), delete("r1"))
-    await exact("deletes")
-    await connector.apply(keyed("eraseMemberMessages", "bob"))
-    await exact("erasure")
+    await each_document_write(connector, exact)
 
     turn = await start_turn(client, db, issue_token, scope="dm-alice", requester="alice")
     await search(client, turn, "launch")
