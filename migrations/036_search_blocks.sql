@@ -37,14 +37,15 @@ create aggregate recall_tsvector_union(tsvector) (
 
 -- The AND of every lexeme of a query: what a block must hold for one of its documents to
 -- match the query (phrases become ANDs; a stripped vector matches no phrase). Only for a
--- query without NOT, which messageSearch's included words are (recall_search_tsquery with no
--- excluded words). Lexemes are taken as the query prints them (quoted, quotes doubled), which
--- tsquery's input reads back unchanged. NULL for NULL.
+-- query without NOT or weights, which messageSearch's included words are
+-- (recall_search_tsquery with no excluded words: phrases of plain lexemes). Lexemes are taken
+-- as the query prints them (quoted, quotes doubled), with a prefix mark kept ('pre':* still
+-- matches every lexeme it begins), which tsquery's input reads back unchanged. NULL for NULL.
 create function recall_every_lexeme(q tsquery) returns tsquery
 language sql immutable parallel safe
 as $$
     select string_agg(m[1], ' & ')::tsquery
-    from regexp_matches(q::text, '(''(?:[^'']|'''')*'')', 'g') as m
+    from regexp_matches(q::text, '(''(?:[^'']|'''')*''(?::\*)?)', 'g') as m
 $$;
 
 -- A block's summary again from its documents; no row when it has none left.

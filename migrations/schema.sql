@@ -130,7 +130,7 @@ CREATE FUNCTION public.recall_every_lexeme(q tsquery) RETURNS tsquery
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
     select string_agg(m[1], ' & ')::tsquery
-    from regexp_matches(q::text, '(''(?:[^'']|'''')*'')', 'g') as m
+    from regexp_matches(q::text, '(''(?:[^'']|'''')*''(?::\*)?)', 'g') as m
 $$;
 
 CREATE FUNCTION public.recall_forget_lineage(p_workspace bigint, p_messages bigint[]) RETURNS void

@@ -15,8 +15,9 @@ from app.data.executor import Executor
 # Documents per block: global_seq / BLOCK. Written as 16 in migrations/036 too (its triggers
 # and recall_summarize_search_block); tests/data/test_search_blocks.py holds them together.
 # Measured at 1M messages (docs/performance.md): blocks of 8, 16 and 32 take about the same
-# room (~85 MB: a block's words are mostly its own), and 16 reads the fewest rows for a pair of
-# words where one is in 1% of the documents (1.6 ms, against 2.3 for 8 and 3.8 for 32).
+# room (~85 MB: a block's words are mostly its own), and 16 found a page of a pair of words,
+# one of them in 1% of the documents, fastest: 1.6 ms, against 2.3 for 8 (twice the block rows
+# to read) and 3.8 for 32 (more blocks hold both words by chance).
 BLOCK = 16
 
 _SUMMARIZE_WORKSPACE = f"""

@@ -154,3 +154,27 @@ async def test_several_words_find_what_live_changes_wrote_and_not_what_they_remo
     # The walk read blocks: the text index alone would have found the same pages.
     ws = await _workspace(db, "lab")
     assert await _kept(db, ws) == await _summarized(db, ws)
+
+
+async def test_every_lexeme_of_a_query_is_what_a_block_must_hold(db: asyncpg.Connection) -> None:
+    """recall_every_lexeme: a phrase's lexemes become an AND (a block's vector has no positions,
+    so it matches no phrase), lexemes that need quoting read back unchanged, a prefix stays a
+    prefix; and a block holding them all matches, one missing any does not."""
+
+    async def every(query: str) -> str | None:
+        found: str | None = await db.fetchval(
+            "select recall_every_lexeme($1::tsquery)::text", query
+        )
+        return found
+
+    assert await every("'cach' <-> 'stamped' & 'orbit'") == "'cach' & 'stamped' & 'orbit'"
+    assert await every("'cach' <2> 'stamped'") == "'cach' & 'stamped'"
+    quoted = "'it''s' <-> 'a\\\\b' & 'billing.retry_interval'"
+    assert await every(quoted) == "'it''s' & 'a\\\\b' & 'billing.retry_interval'"
+    assert await every("'pre':* & 'orbit'") == "'pre':* & 'orbit'"
+    assert await db.fetchval("select recall_every_lexeme(null)") is None
+    holds = "select array_to_tsvector($1::text[]) @@ recall_every_lexeme($2::tsquery)"
+    phrase = "'cach' <-> 'stamped'"
+    assert await db.fetchval(holds, ["stamped", "x", "cach"], phrase) is True
+    assert await db.fetchval(holds, ["stamped", "x"], phrase) is False
+    assert await db.fetchval(holds, ["prefix", "orbit"], "'pre':* & 'orbit'") is True
