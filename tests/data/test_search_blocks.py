@@ -42,22 +42,18 @@ async def _kept(db: asyncpg.Connection, workspace_id: int) -> Blocks:
 
 async def _summarized(db: asyncpg.Connection, workspace_id: int) -> Blocks:
     """The same blocks summarized afresh from the workspace's documents, BLOCK to a block."""
+    # A block whose documents have no lexeme at all ("?!") has a row with an empty vector.
     rows = await db.fetch(
-        "select d.global_seq / $2 as block, array_agg(distinct l.lexeme) as lexemes"
-        " from search_documents d cross join unnest(tsvector_to_array(d.tsv)) as l(lexeme)"
+        "select d.global_seq / $2 as block,"
+        " coalesce(array_agg(distinct l.lexeme) filter (where l.lexeme is not null), '{}')"
+        " as lexemes"
+        " from search_documents d"
+        " left join lateral unnest(tsvector_to_array(d.tsv)) as l(lexeme) on true"
         " where d.workspace_id = $1 group by 1 order by 1",
         workspace_id,
         BLOCK,
     )
-    # A block whose documents have no lexeme at all ("?!") has a row with an empty vector.
-    empty = await db.fetch(
-        "select distinct d.global_seq / $2 as block from search_documents d"
-        " where d.workspace_id = $1 group by 1 having max(length(d.tsv)) = 0",
-        workspace_id,
-        BLOCK,
-    )
-    blocks = [(r["block"], sorted(r["lexemes"])) for r in rows]
-    return sorted(blocks + [(r["block"], []) for r in empty])
+    return [(r["block"], sorted(r["lexemes"])) for r in rows]
 
 
 async def _workspace(db: asyncpg.Connection, key: str) -> int:
