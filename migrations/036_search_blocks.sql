@@ -78,13 +78,12 @@ begin
 end
 $$;
 
+-- An edited or deleted document's block (and, moved, its new one) summarized again.
 create function recall_block_changed_document() returns trigger
 language plpgsql
 as $$
 begin
-    if tg_op in ('UPDATE', 'DELETE') then
-        perform recall_summarize_search_block(old.workspace_id, old.global_seq / 16);
-    end if;
+    perform recall_summarize_search_block(old.workspace_id, old.global_seq / 16);
     if tg_op = 'UPDATE' and new.global_seq / 16 <> old.global_seq / 16 then
         perform recall_summarize_search_block(new.workspace_id, new.global_seq / 16);
     end if;

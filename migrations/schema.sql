@@ -16,9 +16,7 @@ CREATE FUNCTION public.recall_block_changed_document() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 begin
-    if tg_op in ('UPDATE', 'DELETE') then
-        perform recall_summarize_search_block(old.workspace_id, old.global_seq / 16);
-    end if;
+    perform recall_summarize_search_block(old.workspace_id, old.global_seq / 16);
     if tg_op = 'UPDATE' and new.global_seq / 16 <> old.global_seq / 16 then
         perform recall_summarize_search_block(new.workspace_id, new.global_seq / 16);
     end if;
